@@ -1,0 +1,1 @@
+"""The ``fsa2rnn`` command line: thin click commands over fsa, compiler, nn and realize."""

@@ -1,0 +1,60 @@
+"""Shared CLI error handling: every FsaError becomes one line on stderr and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from fsa2rnn.fsa.errors import FsaError
+
+EXIT_BAD_INPUT = 2
+
+
+class FsaGroup(click.Group):
+    """A click group whose commands report FsaError (and click usage errors) as one line with exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FsaError as exc:
+            click.echo(f"error: {_one_line(exc)}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except MemoryError:
+            click.echo("error: out of memory (the request exceeds this machine; see the stated limits)", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def echo_json(obj: Any) -> None:
+    """Print one JSON object to stdout (numpy scalars and arrays converted)."""
+    click.echo(json.dumps(obj, default=_default))
+
+
+def _default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def fail(message: str) -> None:
+    """Raise a bad-input error from inside a command."""
+    raise FsaError(message)
+
+
+__all__ = ["FsaGroup", "echo_json", "fail", "EXIT_BAD_INPUT", "sys"]

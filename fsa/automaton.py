@@ -1,0 +1,421 @@
+"""The Automaton core: a semiautomaton (Q, Σ, δ) with an optional initial state and accepting set.
+
+States and symbols have names; internally they are indices 0..n-1 and 0..|Σ|-1 in spec order. δ is stored as an
+integer array ``transitions`` of shape (|Σ|, n): ``transitions[x, q]`` is δ_x(q). A word w = x1…xk acts as
+δ_w = δ_xk ∘ … ∘ δ_x1 (DESIGN.md, "Vocabulary"). Automata are validated at construction and immutable afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import (
+    MissingTransitionError,
+    SpecError,
+    UnknownStateError,
+    UnknownSymbolError,
+)
+
+SPEC_FORMAT = "fsa2rnn.automaton/1"
+_SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
+
+#: dtype of transition tables and state arrays.
+STATE_DTYPE = np.int64
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
+        raise SpecError(f"spec key {key!r} must be a list of names or a positive integer, got {value!r}")
+    if isinstance(value, int):
+        if value <= 0:
+            raise SpecError(f"spec key {key!r} must be positive, got {value}")
+        return tuple(str(i) for i in range(value))
+    names = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise SpecError(f"spec key {key!r}: name {v!r} is not a string")
+        names.append(str(v))
+    if not names:
+        raise SpecError(f"spec key {key!r} is empty" + (": the alphabet needs at least one symbol" if key == "symbols" else ""))
+    seen: set[str] = set()
+    for nm in names:
+        if nm in seen:
+            raise SpecError(f"spec key {key!r}: duplicate name {nm!r}")
+        seen.add(nm)
+    return tuple(names)
+
+
+class Automaton:
+    """A finite semiautomaton with optional initial state and accepting set.
+
+    Build with :meth:`from_spec`, :meth:`from_transformations`, :meth:`load`, or the constructor::
+
+        Automaton(transitions, states=None, symbols=None, initial=None, accepting=None, name=None)
+
+    ``transitions`` is an integer array of shape (|Σ|, n). ``states``/``symbols`` default to "0", "1", ….
+    ``initial`` and ``accepting`` take state indices or names.
+    """
+
+    __slots__ = ("_transitions", "_states", "_symbols", "_initial", "_accepting", "_name", "__dict__")
+
+    def __init__(
+        self,
+        transitions: Any,
+        states: Sequence[str] | int | None = None,
+        symbols: Sequence[str] | None = None,
+        initial: int | str | None = None,
+        accepting: Iterable[int | str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        try:
+            table = np.array(transitions, dtype=STATE_DTYPE, copy=True)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise SpecError(f"transitions must be an integer table of shape (symbols, states): {exc}") from None
+        if table.ndim != 2 or table.shape[0] == 0:
+            raise SpecError(f"transitions must have shape (symbols, states) with at least one symbol, got {table.shape}")
+        k, n = table.shape
+        if n == 0:
+            raise SpecError("an automaton needs at least one state")
+        self._states = _names(n if states is None else states, "states")
+        self._symbols = _names(k if symbols is None else list(symbols), "symbols")
+        if len(self._states) != n:
+            raise SpecError(f"transitions have {n} columns but there are {len(self._states)} states")
+        if len(self._symbols) != k:
+            raise SpecError(f"transitions have {k} rows but there are {len(self._symbols)} symbols")
+        bad = np.argwhere((table < 0) | (table >= n))
+        if len(bad):
+            x, q = bad[0]
+            raise SpecError(
+                f"transitions[{self._symbols[x]!r}][{q}] = {table[x, q]} is out of range (states are 0..{n - 1})"
+            )
+        table.setflags(write=False)
+        self._transitions = table
+        self._initial = None if initial is None else self.state_index(initial)
+        acc = np.zeros(n, dtype=bool)
+        if accepting is not None:
+            for a in accepting:
+                acc[self.state_index(a)] = True
+        acc.setflags(write=False)
+        self._accepting = acc if accepting is not None else None
+        self._name = name
+
+    # ------------------------------------------------------------------ basic properties
+    @property
+    def transitions(self) -> np.ndarray:
+        """δ as a read-only (|Σ|, n) integer array: ``transitions[x, q] = δ_x(q)``."""
+        return self._transitions
+
+    @property
+    def states(self) -> tuple[str, ...]:
+        return self._states
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return self._symbols
+
+    @property
+    def n_states(self) -> int:
+        return self._transitions.shape[1]
+
+    @property
+    def n_symbols(self) -> int:
+        return self._transitions.shape[0]
+
+    @property
+    def initial(self) -> int | None:
+        """Index of the initial state, or None for a pure semiautomaton."""
+        return self._initial
+
+    @property
+    def accepting(self) -> np.ndarray | None:
+        """Boolean mask of accepting states (read-only), or None when no accepting set was given."""
+        return self._accepting
+
+    @property
+    def accepting_states(self) -> tuple[int, ...]:
+        return () if self._accepting is None else tuple(int(i) for i in np.flatnonzero(self._accepting))
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    def __repr__(self) -> str:
+        nm = f" {self._name!r}" if self._name else ""
+        return f"<Automaton{nm}: {self.n_states} states, {self.n_symbols} symbols>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Automaton):
+            return NotImplemented
+        return (
+            self._states == other._states
+            and self._symbols == other._symbols
+            and np.array_equal(self._transitions, other._transitions)
+            and self._initial == other._initial
+            and self.accepting_states == other.accepting_states
+            and (self._accepting is None) == (other._accepting is None)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._states, self._symbols, self._transitions.tobytes(), self._initial))
+
+    # ------------------------------------------------------------------ names <-> indices
+    @cached_property
+    def _state_ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self._states)}
+
+    @cached_property
+    def _symbol_ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self._symbols)}
+
+    def state_index(self, state: int | str) -> int:
+        """Index of a state given by name (or by an index, checked)."""
+        if isinstance(state, (int, np.integer)) and not isinstance(state, bool):
+            if 0 <= int(state) < self.n_states:
+                return int(state)
+            raise UnknownStateError(f"state index {state} is out of range (0..{self.n_states - 1})")
+        try:
+            return self._state_ids[str(state)]
+        except KeyError:
+            raise UnknownStateError(f"unknown state {state!r}") from None
+
+    def symbol_index(self, symbol: int | str) -> int:
+        """Index of a symbol given by name."""
+        try:
+            return self._symbol_ids[str(symbol)]
+        except KeyError:
+            raise UnknownSymbolError(
+                f"unknown symbol {symbol!r} (the alphabet is {_preview(self._symbols)})"
+            ) from None
+
+    def encode(self, word: Iterable[str]) -> np.ndarray:
+        """Symbol names → an integer array of symbol ids (UnknownSymbolError names the first bad symbol)."""
+        ids = self._symbol_ids
+        try:
+            return np.fromiter((ids[str(s)] for s in word), dtype=STATE_DTYPE)
+        except KeyError as exc:
+            raise UnknownSymbolError(
+                f"unknown symbol {exc.args[0]!r} (the alphabet is {_preview(self._symbols)})"
+            ) from None
+
+    def decode_states(self, ids: Iterable[int]) -> list[str]:
+        names = self._states
+        return [names[int(i)] for i in ids]
+
+    # ------------------------------------------------------------------ running words
+    def _start(self, start: int | str | None) -> int:
+        if start is not None:
+            return self.state_index(start)
+        if self._initial is None:
+            raise UnknownStateError("the automaton has no initial state: pass start=")
+        return self._initial
+
+    def delta(self, symbol: int | str) -> np.ndarray:
+        """The transformation δ_x of a symbol (an image array)."""
+        x = symbol if isinstance(symbol, (int, np.integer)) else self.symbol_index(symbol)
+        return self._transitions[int(x)]
+
+    def run(self, word: Any, start: int | str | None = None) -> np.ndarray:
+        """States after each symbol of a word (or of a batch of words).
+
+        ``word`` is a sequence of symbol names, a 1-D integer array of symbol ids, or a 2-D integer array (B, T)
+        of symbol ids (a batch, vectorized over B). ``start`` is a state index or name, or an int array of shape
+        (B,) for a batch; default: the initial state. Returns int arrays of shape (T,) or (B, T).
+        """
+        ids = self._as_ids(word)
+        if ids.ndim == 1:
+            q = self._start(start)
+            out = np.empty(ids.shape[0], dtype=STATE_DTYPE)
+            table = self._transitions
+            for t, x in enumerate(ids.tolist()):
+                q = table[x, q]
+                out[t] = q
+            return out
+        if ids.ndim != 2:
+            raise SpecError(f"a batch of words must be a 2-D array (B, T), got shape {ids.shape}")
+        b, length = ids.shape
+        if start is None or isinstance(start, (int, str, np.integer)):
+            q = np.full(b, self._start(start), dtype=STATE_DTYPE)
+        else:
+            q = np.asarray(start, dtype=STATE_DTYPE).copy()
+        out = np.empty((b, length), dtype=STATE_DTYPE)
+        table = self._transitions
+        for t in range(length):
+            q = table[ids[:, t], q]
+            out[:, t] = q
+        return out
+
+    def final_state(self, word: Any, start: int | str | None = None) -> int:
+        """The state δ_w(start) after reading the whole word (start itself for the empty word)."""
+        ids = self._as_ids(word)
+        q = self._start(start)
+        table = self._transitions
+        for x in ids.tolist():
+            q = table[x, q]
+        return int(q)
+
+    def accepts(self, word: Any) -> bool:
+        """Whether the word leads from the initial state into the accepting set."""
+        if self._accepting is None:
+            raise UnknownStateError("the automaton has no accepting set")
+        return bool(self._accepting[self.final_state(word)])
+
+    def _as_ids(self, word: Any) -> np.ndarray:
+        if isinstance(word, np.ndarray) and word.dtype.kind in "iu":
+            ids = word.astype(STATE_DTYPE, copy=False)
+            if ids.size and (ids.min() < 0 or ids.max() >= self.n_symbols):
+                raise UnknownSymbolError(f"symbol id out of range (0..{self.n_symbols - 1})")
+            return ids
+        if isinstance(word, str):
+            raise SpecError("a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)")
+        return self.encode(word)
+
+    # ------------------------------------------------------------------ specs and files
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Automaton:
+        """Build from the JSON spec of DESIGN.md ("fsa2rnn.automaton/1"), validating every key."""
+        if not isinstance(spec, Mapping):
+            raise SpecError(f"a spec must be a JSON object, got {type(spec).__name__}")
+        unknown = sorted(set(spec) - _SPEC_KEYS)
+        if unknown:
+            raise SpecError(f"unknown spec key {unknown[0]!r} (allowed: {', '.join(sorted(_SPEC_KEYS))})")
+        fmt = spec.get("format", SPEC_FORMAT)
+        if fmt != SPEC_FORMAT:
+            raise SpecError(f"spec key 'format' must be {SPEC_FORMAT!r}, got {fmt!r}")
+        for key in ("states", "symbols", "transitions"):
+            if key not in spec:
+                raise SpecError(f"spec is missing the key {key!r}")
+        states = _names(spec["states"], "states")
+        symbols = _names(spec["symbols"], "symbols")
+        trans = spec["transitions"]
+        if not isinstance(trans, Mapping):
+            raise SpecError("spec key 'transitions' must be an object mapping each symbol to a list of state indices")
+        for x in trans:
+            if x not in symbols:
+                raise UnknownSymbolError(f"spec key 'transitions' names unknown symbol {x!r}")
+        n = len(states)
+        rows = []
+        for x in symbols:
+            if x not in trans:
+                raise MissingTransitionError(f"spec key 'transitions' has no entry for symbol {x!r}")
+            row = trans[x]
+            if not isinstance(row, list):
+                raise SpecError(f"transitions[{x!r}] must be a list of {n} state indices, got {row!r}")
+            if len(row) != n:
+                raise MissingTransitionError(
+                    f"transitions[{x!r}] has {len(row)} entries but there are {n} states"
+                )
+            for q, v in enumerate(row):
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise SpecError(f"transitions[{x!r}][{q}] = {v!r} is not a state index")
+                if not 0 <= v < n:
+                    raise SpecError(f"transitions[{x!r}][{q}] = {v} is out of range (states are 0..{n - 1})")
+            rows.append(row)
+        initial = spec.get("initial")
+        if initial is not None and not isinstance(initial, (str, int)):
+            raise SpecError(f"spec key 'initial' must be a state name, got {initial!r}")
+        accepting = spec.get("accepting")
+        if accepting is not None and not isinstance(accepting, list):
+            raise SpecError(f"spec key 'accepting' must be a list of state names, got {accepting!r}")
+        name = spec.get("name")
+        try:
+            return cls(
+                np.array(rows, dtype=STATE_DTYPE).reshape(len(symbols), n),
+                states=states,
+                symbols=symbols,
+                initial=None if initial is None else str(initial),
+                accepting=None if accepting is None else [str(a) for a in accepting],
+                name=name,
+            )
+        except UnknownStateError as exc:
+            key = "initial" if initial is not None and str(initial) not in states else "accepting"
+            raise UnknownStateError(f"spec key {key!r}: {exc}") from None
+
+    def to_spec(self) -> dict[str, Any]:
+        """The JSON spec (a dict) of this automaton; ``from_spec(a.to_spec()) == a``."""
+        spec: dict[str, Any] = {
+            "format": SPEC_FORMAT,
+            "states": list(self._states),
+            "symbols": list(self._symbols),
+            "transitions": {x: self._transitions[i].tolist() for i, x in enumerate(self._symbols)},
+        }
+        if self._initial is not None:
+            spec["initial"] = self._states[self._initial]
+        if self._accepting is not None:
+            spec["accepting"] = [self._states[i] for i in self.accepting_states]
+        if self._name:
+            spec["name"] = self._name
+        return spec
+
+    @classmethod
+    def from_json(cls, text: str) -> Automaton:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        return cls.from_spec(data)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_spec(), indent=indent)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Automaton:
+        """Load a JSON spec file."""
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except FileNotFoundError:
+            raise SpecError(f"no such file: {str(p)!r}") from None
+        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+            raise SpecError(f"cannot read spec file {str(p)!r}: {exc}") from None
+        return cls.from_json(text)
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON spec (atomically: no partial file on failure)."""
+        from .io import atomic_write_text
+
+        atomic_write_text(path, self.to_json(indent=1) + "\n")
+
+    @classmethod
+    def from_transformations(
+        cls,
+        transformations: Mapping[str, Sequence[int]] | Sequence[Sequence[int]],
+        states: Sequence[str] | int | None = None,
+        **kwargs: Any,
+    ) -> Automaton:
+        """Build from transformations (image arrays), given as a list or as a dict symbol name → images."""
+        if isinstance(transformations, Mapping):
+            symbols = [str(s) for s in transformations]
+            rows = [list(v) for v in transformations.values()]
+            return cls(rows, states=states, symbols=symbols, **kwargs)
+        return cls([list(t) for t in transformations], states=states, **kwargs)
+
+    def replace(self, **changes: Any) -> Automaton:
+        """A copy with some of transitions/states/symbols/initial/accepting/name replaced."""
+        args: dict[str, Any] = {
+            "transitions": self._transitions,
+            "states": self._states,
+            "symbols": self._symbols,
+            "initial": self._initial,
+            "accepting": None if self._accepting is None else self.accepting_states,
+            "name": self._name,
+        }
+        args.update(changes)
+        return Automaton(**args)
+
+    # ------------------------------------------------------------------ predicates
+    @cached_property
+    def is_group_automaton(self) -> bool:
+        """Whether every δ_x is a permutation of Q (then the transition monoid is a group)."""
+        t = self._transitions
+        return bool(np.all(np.sort(t, axis=1) == np.arange(self.n_states)))
+
+
+def _preview(names: Sequence[str], k: int = 8) -> str:
+    shown = ", ".join(repr(s) for s in names[:k])
+    return "{" + shown + (", …" if len(names) > k else "") + "}"

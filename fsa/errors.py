@@ -1,0 +1,47 @@
+"""One exception hierarchy for fsa2rnn (automata-lib style).
+
+Every error a user can cause derives from :class:`FsaError`; the CLI maps it to one line on stderr and exit code 2.
+Messages name the offending key, symbol, state or size (and the limit, for :class:`LimitExceededError`).
+"""
+
+from __future__ import annotations
+
+
+class FsaError(Exception):
+    """Root of every error caused by bad input or an inapplicable request."""
+
+
+class SpecError(FsaError):
+    """A malformed automaton spec or spec string (bad JSON, unknown key, wrong type, duplicate name, ...)."""
+
+
+class UnknownSymbolError(FsaError):
+    """A word or a spec refers to a symbol the automaton does not have."""
+
+
+class UnknownStateError(FsaError):
+    """A spec or a call refers to a state the automaton does not have."""
+
+
+class MissingTransitionError(SpecError):
+    """A symbol has no transition for some state, or a symbol has no transitions at all."""
+
+
+class UnknownBuiltinError(SpecError):
+    """A spec string names no builtin automaton."""
+
+
+class LimitExceededError(FsaError):
+    """The requested work exceeds a stated limit; the message gives the size and the limit."""
+
+
+class NotAGroupError(FsaError):
+    """A construction that needs a group (every symbol a permutation) got an automaton that is not one."""
+
+
+class ConstructionError(FsaError):
+    """A compiler construction does not apply to the given automaton (the message says why)."""
+
+
+class ModelFileError(FsaError):
+    """A model file is unreadable, malformed or has been tampered with."""

@@ -1,0 +1,30 @@
+"""Spec strings and the builtin catalogue.
+
+A spec string is a path to a JSON spec, ``regex:PATTERN``, or a builtin name with optional parameters
+(``Z60``, ``S5:swaps``). :func:`resolve_spec` is what every CLI command uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..automaton import Automaton
+from ..errors import SpecError, UnknownBuiltinError
+
+
+def resolve_spec(spec: str) -> Automaton:
+    """Turn a spec string (file path, ``regex:PATTERN`` or builtin name) into an Automaton."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise SpecError("empty spec string")
+    if spec.startswith("regex:"):
+        from .regex import automaton_from_regex
+
+        return automaton_from_regex(spec[len("regex:") :])
+    path = Path(spec)
+    if spec.endswith(".json") or path.exists():
+        return Automaton.load(path)
+    try:
+        from .builtins import builtin
+    except ImportError:  # pragma: no cover - during bootstrap
+        raise UnknownBuiltinError(f"unknown builtin {spec!r}") from None
+    return builtin(spec)

@@ -1,0 +1,1 @@
+"""Realization checks: exact (rational) checks, agreement at a dtype and length, certificates, extraction."""

@@ -1,0 +1,19 @@
+"""Maps the top-level folders onto subpackages of one import package, ``fsa2rnn`` (see DESIGN.md)."""
+
+from pathlib import Path
+
+from setuptools import setup
+
+ROOT = Path(__file__).parent
+SUBPACKAGES = ("fsa", "compiler", "realize", "nn", "cli")
+
+package_dir = {"fsa2rnn": "."}
+packages = ["fsa2rnn"]
+for top in SUBPACKAGES:
+    for init in sorted((ROOT / top).rglob("__init__.py")):
+        rel = init.parent.relative_to(ROOT)
+        name = "fsa2rnn." + ".".join(rel.parts)
+        packages.append(name)
+        package_dir[name] = str(rel)
+
+setup(packages=packages, package_dir=package_dir, package_data={"fsa2rnn": ["py.typed"]})
