@@ -62,7 +62,9 @@ class Automaton:
     ``initial`` and ``accepting`` take state indices or names.
     """
 
-    __slots__ = ("_transitions", "_states", "_symbols", "_initial", "_accepting", "_name", "__dict__")
+    __slots__ = (
+        "_transitions", "_states", "_symbols", "_initial", "_accepting", "_name", "_action", "_factors", "__dict__"
+    )
 
     def __init__(
         self,
@@ -72,6 +74,8 @@ class Automaton:
         initial: int | str | None = None,
         accepting: Iterable[int | str] | None = None,
         name: str | None = None,
+        action: Any = None,
+        factors: Sequence[Automaton] | None = None,
     ) -> None:
         try:
             table = np.array(transitions, dtype=STATE_DTYPE, copy=True)
@@ -104,6 +108,8 @@ class Automaton:
         acc.setflags(write=False)
         self._accepting = acc if accepting is not None else None
         self._name = name
+        self._action = None if action is None else _check_action(action, k)
+        self._factors = None if factors is None else tuple(factors)
 
     # ------------------------------------------------------------------ basic properties
     @property
@@ -144,6 +150,21 @@ class Automaton:
     @property
     def name(self) -> str | None:
         return self._name
+
+    @property
+    def action(self) -> np.ndarray | None:
+        """A known faithful permutation action of the transition group, or None.
+
+        Shape (|Σ|, d): row x is the permutation of {0..d-1} that symbol x induces. Builtin group word problems
+        carry their natural action (S5 on 5 points, M11 on 11); compilers use it instead of searching for one.
+        Not part of the JSON spec (it is lost on a JSON round trip).
+        """
+        return self._action
+
+    @property
+    def factors(self) -> tuple[Automaton, ...] | None:
+        """The factors when this automaton was built as a direct product (state i = mixed-radix tuple), else None."""
+        return self._factors
 
     def __repr__(self) -> str:
         nm = f" {self._name!r}" if self._name else ""
@@ -404,6 +425,8 @@ class Automaton:
             "initial": self._initial,
             "accepting": None if self._accepting is None else self.accepting_states,
             "name": self._name,
+            "action": self._action,
+            "factors": self._factors,
         }
         args.update(changes)
         return Automaton(**args)
@@ -414,6 +437,16 @@ class Automaton:
         """Whether every δ_x is a permutation of Q (then the transition monoid is a group)."""
         t = self._transitions
         return bool(np.all(np.sort(t, axis=1) == np.arange(self.n_states)))
+
+
+def _check_action(action: Any, n_symbols: int) -> np.ndarray:
+    arr = np.array(action, dtype=STATE_DTYPE, copy=True)
+    if arr.ndim != 2 or arr.shape[0] != n_symbols:
+        raise SpecError(f"action must have shape ({n_symbols}, d), got {arr.shape}")
+    if not np.all(np.sort(arr, axis=1) == np.arange(arr.shape[1])):
+        raise SpecError("every row of an action must be a permutation of 0..d-1")
+    arr.setflags(write=False)
+    return arr
 
 
 def _preview(names: Sequence[str], k: int = 8) -> str:
