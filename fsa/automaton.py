@@ -42,7 +42,9 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
             raise SpecError(f"spec key {key!r}: name {v!r} is not a string")
         names.append(str(v))
     if not names:
-        raise SpecError(f"spec key {key!r} is empty" + (": the alphabet needs at least one symbol" if key == "symbols" else ""))
+        raise SpecError(
+            f"spec key {key!r} is empty" + (": the alphabet needs at least one symbol" if key == "symbols" else "")
+        )
     seen: set[str] = set()
     for nm in names:
         if nm in seen:
@@ -63,7 +65,15 @@ class Automaton:
     """
 
     __slots__ = (
-        "_transitions", "_states", "_symbols", "_initial", "_accepting", "_name", "_action", "_factors", "__dict__"
+        "_transitions",
+        "_states",
+        "_symbols",
+        "_initial",
+        "_accepting",
+        "_name",
+        "_action",
+        "_factors",
+        "__dict__",
     )
 
     def __init__(
@@ -82,7 +92,9 @@ class Automaton:
         except (TypeError, ValueError, OverflowError) as exc:
             raise SpecError(f"transitions must be an integer table of shape (symbols, states): {exc}") from None
         if table.ndim != 2 or table.shape[0] == 0:
-            raise SpecError(f"transitions must have shape (symbols, states) with at least one symbol, got {table.shape}")
+            raise SpecError(
+                f"transitions must have shape (symbols, states) with at least one symbol, got {table.shape}"
+            )
         k, n = table.shape
         if n == 0:
             raise SpecError("an automaton needs at least one state")
@@ -210,9 +222,7 @@ class Automaton:
         try:
             return self._symbol_ids[str(symbol)]
         except KeyError:
-            raise UnknownSymbolError(
-                f"unknown symbol {symbol!r} (the alphabet is {_preview(self._symbols)})"
-            ) from None
+            raise UnknownSymbolError(f"unknown symbol {symbol!r} (the alphabet is {_preview(self._symbols)})") from None
 
     def encode(self, word: Iterable[str]) -> np.ndarray:
         """Symbol names → an integer array of symbol ids (UnknownSymbolError names the first bad symbol)."""
@@ -293,7 +303,9 @@ class Automaton:
                 raise UnknownSymbolError(f"symbol id out of range (0..{self.n_symbols - 1})")
             return ids
         if isinstance(word, str):
-            raise SpecError("a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)")
+            raise SpecError(
+                "a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)"
+            )
         return self.encode(word)
 
     # ------------------------------------------------------------------ specs and files
@@ -328,9 +340,7 @@ class Automaton:
             if not isinstance(row, list):
                 raise SpecError(f"transitions[{x!r}] must be a list of {n} state indices, got {row!r}")
             if len(row) != n:
-                raise MissingTransitionError(
-                    f"transitions[{x!r}] has {len(row)} entries but there are {n} states"
-                )
+                raise MissingTransitionError(f"transitions[{x!r}] has {len(row)} entries but there are {n} states")
             for q, v in enumerate(row):
                 if isinstance(v, bool) or not isinstance(v, int):
                     raise SpecError(f"transitions[{x!r}][{q}] = {v!r} is not a state index")
