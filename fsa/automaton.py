@@ -441,6 +441,56 @@ class Automaton:
         args.update(changes)
         return Automaton(**args)
 
+    # ------------------------------------------------------------------ operations (each lives in its own module)
+    def reachable(self) -> Automaton:
+        """The part reachable from the initial state (fsa/reachable.py)."""
+        from .reachable import reachable
+
+        return reachable(self)
+
+    def minimize(self) -> Automaton:
+        """The minimal DFA of the language; for a semiautomaton, the reachable part (fsa/minimize.py)."""
+        from .minimize import minimize
+
+        return minimize(self)
+
+    def product(self, *others: Automaton, accept: str = "all") -> Automaton:
+        """The direct product with other automata over the same symbols, keeping ``factors`` (fsa/product.py)."""
+        from .product import product
+
+        return product(self, *others, accept=accept)
+
+    def relabel(self, states: Any = None, symbols: Any = None) -> Automaton:
+        """Rename states and/or symbols: a list, a mapping old → new, or a function (fsa/relabel.py)."""
+        from .relabel import relabel
+
+        return relabel(self, states=states, symbols=symbols)
+
+    def is_isomorphic(self, other: Automaton) -> bool:
+        """Whether a state bijection maps this automaton onto ``other`` (symbols matched by name)."""
+        from .relabel import is_isomorphic
+
+        return is_isomorphic(self, other)
+
+    def to_dfa(self) -> Any:
+        """An automata-lib DFA with the same names (fsa/dfa_interop.py)."""
+        from .dfa_interop import to_dfa
+
+        return to_dfa(self)
+
+    @classmethod
+    def from_dfa(cls, dfa: Any, name: str | None = None) -> Automaton:
+        """From an automata-lib DFA; a partial DFA gains a sink state (fsa/dfa_interop.py)."""
+        from .dfa_interop import from_dfa
+
+        return from_dfa(dfa, name=name)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source (fsa/dot.py)."""
+        from .dot import to_dot
+
+        return to_dot(self)
+
     # ------------------------------------------------------------------ predicates
     @cached_property
     def is_group_automaton(self) -> bool:

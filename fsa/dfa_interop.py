@@ -1,0 +1,101 @@
+"""Conversion between Automaton and automata-lib's DFA (complete or partial).
+
+``to_dfa`` keeps state and symbol names; ``from_dfa`` reads states and symbols in the DFA's insertion order, so
+``from_dfa(to_dfa(a)) == a`` for every automaton with an initial state and an accepting set. A partial DFA gains one
+non-accepting sink state (named ``sink``, or ``sink'``… if that name is taken) receiving every missing transition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .automaton import STATE_DTYPE, Automaton
+from .errors import SpecError, UnknownStateError
+
+SINK = "sink"
+
+
+def to_dfa(a: Automaton) -> Any:
+    """An automata-lib ``DFA`` with the same states, symbols, initial state and accepting set (empty if none)."""
+    from automata.fa.dfa import DFA
+
+    if a.initial is None:
+        raise UnknownStateError("an automata-lib DFA needs an initial state; this automaton has none")
+    states, symbols = a.states, a.symbols
+    t = a.transitions
+    transitions = {q: {x: states[t[i, j]] for i, x in enumerate(symbols)} for j, q in enumerate(states)}
+    return DFA(
+        states=set(states),
+        input_symbols=set(symbols),
+        transitions=transitions,
+        initial_state=states[a.initial],
+        final_states={states[i] for i in a.accepting_states},
+    )
+
+
+def from_dfa(dfa: Any, name: str | None = None) -> Automaton:
+    """An Automaton from an automata-lib DFA; missing transitions of a partial DFA go to an added sink state.
+
+    State names are ``str(state)`` (frozensets as ``{a,b}``); states and symbols keep the DFA's insertion order.
+    """
+    raw_states = list(dfa.transitions.keys())
+    raw_states += [q for q in _sorted(dfa.states) if q not in dfa.transitions]
+    symbols: list[str] = []
+    seen_symbols: set[str] = set()
+    for q in raw_states:
+        for x in dfa.transitions.get(q, {}):
+            if x not in seen_symbols:
+                seen_symbols.add(x)
+                symbols.append(x)
+    symbols += _sorted(set(dfa.input_symbols) - seen_symbols)
+    if not symbols:
+        raise SpecError("the DFA has an empty alphabet")
+    index = {q: i for i, q in enumerate(raw_states)}
+    n = len(raw_states)
+    sym_index = {x: i for i, x in enumerate(symbols)}
+    table = np.full((len(symbols), n), n, dtype=STATE_DTYPE)  # n = the sink, if needed
+    for q, row in dfa.transitions.items():
+        j = index[q]
+        for x, target in row.items():
+            table[sym_index[x], j] = index[target]
+    names = _unique_names([_name(q) for q in raw_states])
+    if np.any(table == n):
+        sink = SINK
+        while sink in names:
+            sink += "'"
+        names.append(sink)
+        table = np.concatenate([table, np.full((len(symbols), 1), n, dtype=STATE_DTYPE)], axis=1)
+    return Automaton(
+        table,
+        states=names,
+        symbols=[str(x) for x in symbols],
+        initial=index[dfa.initial_state],
+        accepting=sorted(index[q] for q in dfa.final_states),
+        name=name,
+    )
+
+
+def _name(q: Any) -> str:
+    if isinstance(q, (frozenset, set)):
+        return "{" + ",".join(_name(v) for v in _sorted(q)) + "}"
+    if isinstance(q, tuple):
+        return "(" + ",".join(_name(v) for v in q) + ")"
+    return str(q)
+
+
+def _sorted(values: Any) -> list[Any]:
+    return sorted(values, key=lambda v: (type(v).__name__, _name(v)))
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for nm in names:
+        if nm in seen:
+            seen[nm] += 1
+            nm = f"{nm}#{seen[nm]}"
+        seen.setdefault(nm, 0)
+        out.append(nm)
+    return out
