@@ -256,7 +256,7 @@ def mathieu11(symbols: str = "gens", limit: int = DEFAULT_STATE_LIMIT) -> Automa
     (2 6 10 7)(3 9 4 5) (the Atlas generators shifted to 0-based points). ``symbols``: "gens" (default) or "all",
     which is refused: 7920 symbols exceed the alphabet limit."""
     if symbols == "all":
-        _check_alphabet(7920, "M11", "M11 (generators)")
+        _check_alphabet(7920, "M11", "M11, its generators")
     elif symbols != "gens":
         raise SpecError(f"unknown symbol set {symbols!r} for M11 (choose gens)")
     gens = np.stack(
