@@ -1,0 +1,97 @@
+"""The shared table of automata that drives the tests of every stage (algebra, decomposition, compilers, runtime).
+
+Each case names a spec string and facts known independently of fsa2rnn's code (group orders from the literature,
+|T_n| = n^n, sizes that follow from the definitions). Use::
+
+    from cases import CASES, SMALL_CASES, case_automaton, random_automaton
+
+    @pytest.mark.parametrize("case", SMALL_CASES, ids=lambda c: c.name)
+    def test_something(case):
+        a = case_automaton(case)
+        ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from math import factorial
+
+import numpy as np
+from fsa2rnn.fsa import Automaton, resolve_spec
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    spec: str  #: spec string for resolve_spec / the CLI
+    n_states: int
+    n_symbols: int
+    is_group: bool  #: every symbol permutes the states
+    monoid_size: int | None = None  #: |transition monoid| (the group order for group automata), None if not stated
+    group: str | None = None  #: DESIGN.md name of the transition group (group automata only)
+    has_accepting: bool = False
+    large: bool = False  #: thousands of states: skip in per-element or quadratic tests
+
+
+CASES: tuple[Case, ...] = (
+    Case("parity", "parity", 2, 2, True, 2, "C2", has_accepting=True),
+    Case("Z3", "Z3", 3, 3, True, 3, "C3"),
+    Case("Z6:gen", "Z6:gen", 6, 1, True, 6, "C6"),
+    Case("Z60", "Z60", 60, 60, True, 60, "C60"),
+    Case("S3", "S3", 6, 6, True, 6, "S3"),
+    Case("S4:gens", "S4:gens", 24, 2, True, 24, "S4"),
+    Case("S5", "S5", 120, 120, True, 120, "S5"),
+    Case("S5:gens", "S5:gens", 120, 2, True, 120, "S5"),
+    Case("S5:swaps", "S5:swaps", 120, 1 + 10, True, 120, "S5"),
+    Case("S5:s3", "S5:s3", 120, 1 + 10 + 20, True, 120, "S5"),
+    Case("A4", "A4", 12, 12, True, 12, "A4"),
+    Case("A5", "A5", 60, 60, True, 60, "A5"),
+    Case("A5:gens", "A5:gens", 60, 2, True, 60, "A5"),
+    Case("D4", "D4", 8, 8, True, 8, "D8"),
+    Case("D5:gens", "D5:gens", 10, 2, True, 10, "D10"),
+    Case("Q8", "Q8", 8, 8, True, 8, "Q8"),
+    Case("Q8:gens", "Q8:gens", 8, 2, True, 8, "Q8"),
+    Case("PSL(2,7):gens", "PSL(2,7):gens", 168, 2, True, 168, "PSL(2,7)"),
+    Case("M11", "M11", 7920, 2, True, 7920, "M11", large=True),
+    Case("flipflop", "flipflop", 2, 3, False, 3),
+    Case("flipflop:3", "flipflop:3", 3, 4, False, 4),
+    Case("T3", "T3", 3, 3, False, 3**3),
+    Case("T4", "T4", 4, 3, False, 4**4),
+    Case("T5", "T5", 5, 3, False, 5**5),
+    Case("cycle_nav", "cycle_nav", 5, 3, True, 5, "C5"),
+    Case("even_pairs", "even_pairs", 5, 2, False, None, has_accepting=True),
+    Case("modarith:3", "modarith:3", 2 * 9 + 3 * 3 + 2, 3 + 4, False),
+    Case("gridworld:3", "gridworld:3", 9, 4, False),
+    # syntactic monoid of (ab)*: {1, a, b, ab, ba, 0}
+    Case("regex:(ab)*", "regex:(ab)*", 3, 2, False, 6, has_accepting=True),
+)
+
+#: Cases small enough for per-element or quadratic checks.
+SMALL_CASES: tuple[Case, ...] = tuple(c for c in CASES if not c.large)
+
+#: Known orders, for tests that need them by name.
+GROUP_ORDERS = {"S5": factorial(5), "A5": 60, "M11": 7920, "PSL(2,7)": 168, "Q8": 8}
+
+
+@cache
+def case_automaton(case: Case) -> Automaton:
+    """The automaton of a case (built once per test session)."""
+    return resolve_spec(case.spec)
+
+
+def random_automaton(
+    n: int, k: int, seed: int, accepting: bool = True, initial: bool = True, p_accept: float = 0.4
+) -> Automaton:
+    """A uniformly random complete automaton with n states and k symbols ("a", "b", … for k <= 26)."""
+    rng = np.random.default_rng(seed)
+    symbols = [chr(ord("a") + i) for i in range(k)] if k <= 26 else None
+    acc = np.flatnonzero(rng.random(n) < p_accept).tolist() if accepting else None
+    return Automaton(
+        rng.integers(0, n, size=(k, n)),
+        states=[f"q{i}" for i in range(n)],
+        symbols=symbols,
+        initial=0 if initial else None,
+        accepting=acc,
+        name=f"random-{n}x{k}-{seed}",
+    )
