@@ -1,10 +1,10 @@
-"""Minimization by partition refinement (Moore's algorithm, vectorized).
+"""Minimization by partition refinement (Moore's algorithm, vectorized, finished by Hopcroft's when slow).
 
 For an automaton with an accepting set: the minimal DFA of its language — the reachable part (from the initial
 state, if any) quotiented by Nerode equivalence, p ~ q iff δ_w(p) ∈ F ⇔ δ_w(q) ∈ F for every word w. Moore's
 refinement splits classes by (class, class of each successor) until stable; each round is a handful of np.unique
-calls, O(k·n log n); the number of rounds is at most the depth of the distinguishing words (small for random
-automata, n in the worst case).
+calls, O(k·n log n); the number of rounds is the length of the longest shortest distinguishing word (a few for
+random automata, up to n for a long cycle), so after ``MOORE_ROUNDS`` rounds Hopcroft's algorithm takes over.
 
 For a semiautomaton (no accepting set) there is no language to preserve: the state itself is the output, so no two
 states may be merged and minimization returns the reachable part (``a`` itself without an initial state).
@@ -17,25 +17,80 @@ import numpy as np
 from .automaton import STATE_DTYPE, Automaton
 from .reachable import bfs_order, reachable
 
+#: Moore rounds before switching to Hopcroft (random automata stabilize in a few rounds; a long cycle needs ~n).
+MOORE_ROUNDS = 40
+
 
 def nerode_classes(a: Automaton) -> np.ndarray:
     """Class id of each state under Nerode equivalence w.r.t. the accepting set (ids 0..c-1 by first occurrence).
 
-    Every state is treated as a potential start (no reachability is taken into account)."""
+    Every state is treated as a potential start (no reachability is taken into account). Up to ``MOORE_ROUNDS``
+    vectorized Moore rounds, then Hopcroft's algorithm finishes from the partition reached (worst case
+    O(k·n log n) splitter steps; each split costs one numpy pass over the block)."""
     if a.accepting is None:
         return np.arange(a.n_states, dtype=STATE_DTYPE)
+    t = a.transitions
     cls = _first_occurrence_ids(a.accepting.astype(STATE_DTYPE))
     count = int(cls.max()) + 1
-    t = a.transitions
-    while True:
+    for _ in range(MOORE_ROUNDS):
         key = cls
         for x in range(a.n_symbols):
             key = _first_occurrence_ids(key * count + cls[t[x]])
         new_count = int(key.max()) + 1
         cls = key
-        if new_count == count:
+        if new_count == count:  # the new partition refines the old one: equal counts mean it is stable
             return cls
         count = new_count
+    return _first_occurrence_ids(_hopcroft(t, cls))
+
+
+def _hopcroft(t: np.ndarray, init: np.ndarray) -> np.ndarray:
+    """Coarsest refinement of the partition ``init`` that is stable under every δ_x (Hopcroft 1971).
+
+    Every initial block is a splitter (valid for any initial partition); afterwards each split enqueues the smaller
+    half. The partition is kept as ``elems`` (states grouped by block) with per-block [first, end) ranges."""
+    k, n = t.shape
+    inverse = []  # CSR of δ_x^{-1}: preimages of q are order[ptr[q]:ptr[q+1]]
+    for x in range(k):
+        order = np.argsort(t[x], kind="stable")
+        inverse.append((order, np.searchsorted(t[x][order], np.arange(n + 1))))
+    elems = np.argsort(init, kind="stable")
+    cuts = (np.flatnonzero(np.diff(init[elems])) + 1).tolist()
+    first, end = [0, *cuts], [*cuts, n]
+    block_of = np.empty(n, dtype=STATE_DTYPE)
+    for b, (f, e) in enumerate(zip(first, end)):
+        block_of[elems[f:e]] = b
+    work = [(b, x) for b in range(len(first)) for x in range(k)]
+    mark = np.zeros(n, dtype=bool)
+    while work:
+        b, x = work.pop()
+        splitter = elems[first[b] : end[b]]
+        order, ptr = inverse[x]
+        starts, lengths = ptr[splitter], ptr[splitter + 1] - ptr[splitter]
+        total = int(lengths.sum())
+        if total == 0:
+            continue
+        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        pre = order[offsets + np.arange(total)]  # δ_x^{-1}(splitter), no repeats (δ_x is a function)
+        counts = np.bincount(block_of[pre])
+        mark[pre] = True
+        for c in np.flatnonzero(counts).tolist():
+            f, e = first[c], end[c]
+            if counts[c] == e - f:
+                continue
+            seg = elems[f:e]
+            inside = mark[seg]
+            part_in, part_out = seg[inside], seg[~inside]
+            small, big = (part_in, part_out) if len(part_in) <= len(part_out) else (part_out, part_in)
+            elems[f:e] = np.concatenate([big, small])
+            new = len(first)
+            first.append(f + len(big))
+            end.append(e)
+            end[c] = f + len(big)
+            block_of[small] = new
+            work.extend((new, y) for y in range(k))
+        mark[pre] = False
+    return block_of
 
 
 def _first_occurrence_ids(values: np.ndarray) -> np.ndarray:

@@ -191,3 +191,20 @@ def test_dot_rendering(tmp_path):
         with pytest.raises(FsaError, match="Graphviz"):
             write_dot(to_dot(resolve_spec("parity")), target)
         assert list(tmp_path.iterdir()) == []  # no partial file
+
+
+@pytest.mark.parametrize("rounds", [0, 1])
+@pytest.mark.parametrize("seed", range(10))
+def test_hopcroft_finish_agrees_with_automata_lib(monkeypatch, rounds, seed):
+    """Force the Hopcroft path (after 0 or 1 Moore rounds), on random DFAs and on cycles with long
+    distinguishing words."""
+    import fsa2rnn.fsa.minimize as minimize_module
+
+    monkeypatch.setattr(minimize_module, "MOORE_ROUNDS", rounds)
+    a = random_automaton(30, 2, seed)
+    if seed % 2:
+        q = np.arange(30)
+        a = a.replace(transitions=np.stack([(q + 1) % 30, a.transitions[1]]), accepting=[0, 7 + seed])
+    m = a.minimize()
+    reference = a.to_dfa().minify()
+    assert m.n_states == len(reference.states) and m.to_dfa() == reference
