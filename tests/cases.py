@@ -48,6 +48,7 @@ CASES: tuple[Case, ...] = (
     Case("A4", "A4", 12, 12, True, 12, "A4"),
     Case("A5", "A5", 60, 60, True, 60, "A5"),
     Case("A5:gens", "A5:gens", 60, 2, True, 60, "A5"),
+    Case("A6:gens", "A6:gens", 360, 2, True, 360, "A6"),
     Case("D4", "D4", 8, 8, True, 8, "D8"),
     Case("D5:gens", "D5:gens", 10, 2, True, 10, "D10"),
     Case("Q8", "Q8", 8, 8, True, 8, "Q8"),
