@@ -1,0 +1,189 @@
+"""Generalized Householder (GH) factors C = I − β v vᵀ with ‖v‖ = 1 (negative-eigenvalues §3.1, Proposition 1).
+
+A factor is stored with its *exact* description next to its float direction, so that products can be multiplied
+out in rational arithmetic (realize/exact.py) and the float weights checked against them:
+
+==========  ==========  =====================================  ==========================================
+kind        args        v                                      β and meaning
+==========  ==========  =====================================  ==========================================
+identity    –           e_0 (unused)                           β = 0: C = I (padding)
+swap        (i, j)      (e_i − e_j)/√2                         β = 2: the transposition (i j) (Figure 3)
+project     (j, –)      e_j                                    β = 1: C = I − e_j e_jᵀ (eigenvalue 0)
+negate      (j, –)      e_j                                    β = 2: C = I − 2 e_j e_jᵀ (eigenvalue −1)
+angle       (a, den)    (cos πa/den, sin πa/den)  (width 2)    β = 2: reflection across the line ⟂ v
+==========  ==========  =====================================  ==========================================
+
+Factors are listed in *application order*: A = C_k ⋯ C_2 C_1, so h ← C_1 h first (as DeltaProduct applies them).
+Every kind has 1 − β ∈ {1, −1, 0} ⊂ [−1, 1], hence ‖C‖ ≤ 1 and ‖A‖ ≤ 1 (Proposition 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+#: integer codes of the factor kinds, as stored in model files (tensor ``<layer>.fkind``)
+KINDS = ("identity", "swap", "project", "negate", "angle")
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_BETA = {"identity": 0, "swap": 2, "project": 1, "negate": 2, "angle": 2}
+
+
+@dataclass(frozen=True)
+class GHFactor:
+    """One GH factor I − β v vᵀ given exactly by its kind and two integer arguments (see the module table)."""
+
+    kind: str
+    a: int = 0
+    b: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KIND_CODE:
+            raise ValueError(f"unknown GH factor kind {self.kind!r}")
+
+    @property
+    def beta(self) -> int:
+        return _BETA[self.kind]
+
+    def direction(self, n: int) -> np.ndarray:
+        """The unit vector v (float64, length n)."""
+        v = np.zeros(n)
+        if self.kind == "identity":
+            v[0] = 1.0
+        elif self.kind == "swap":
+            v[self.a], v[self.b] = np.sqrt(0.5), -np.sqrt(0.5)
+        elif self.kind in ("project", "negate"):
+            v[self.a] = 1.0
+        else:
+            phi = np.pi * self.a / self.b
+            v[0], v[1] = np.cos(phi), np.sin(phi)
+        return v
+
+    def exact_direction(self, n: int) -> list[Fraction] | None:
+        """An unnormalized rational direction u ∥ v (so vvᵀ = uuᵀ/uᵀu is rational), or None for ``angle``."""
+        if self.kind == "angle":
+            return None
+        u = [Fraction(0)] * n
+        if self.kind == "identity":
+            u[0] = Fraction(1)
+        elif self.kind == "swap":
+            u[self.a], u[self.b] = Fraction(1), Fraction(-1)
+        else:
+            u[self.a] = Fraction(1)
+        return u
+
+    def matrix(self, n: int) -> np.ndarray:
+        """I − β v vᵀ in float64."""
+        v = self.direction(n)
+        return np.eye(n) - self.beta * np.outer(v, v)
+
+    def exact_matrix(self, n: int) -> list[list[Fraction]]:
+        """I − β uuᵀ/(uᵀu) in rational arithmetic (not for ``angle`` factors)."""
+        u = self.exact_direction(n)
+        if u is None:
+            raise ValueError("angle factors have irrational entries; use angle-index arithmetic")
+        norm2 = sum(x * x for x in u)
+        beta = Fraction(self.beta)
+        return [[Fraction(int(i == j)) - beta * u[i] * u[j] / norm2 for j in range(n)] for i in range(n)]
+
+    def angle_map(self, den2: int) -> tuple[int, int]:
+        """The action on angle indices (units of π/den) of this reflection: θ ↦ s − θ, returned as (s mod 2den, −1).
+
+        Reflection across the line at angle φ_v + π/2 maps angle θ to 2φ_v + π − θ. Only for ``angle`` factors.
+        """
+        if self.kind != "angle":
+            raise ValueError("angle_map is for angle factors")
+        if self.b != den2:
+            raise ValueError(f"angle factor with denominator {self.b}, expected {den2}")
+        return (2 * self.a + den2) % (2 * den2), -1
+
+
+def transpositions(perm: Sequence[int] | np.ndarray) -> list[tuple[int, int]]:
+    """The permutation as transpositions in application order (a k-cycle gives k − 1 of them).
+
+    For a cycle c0 → c1 → … → c_{k−1} → c0 the transpositions (c0 c1), (c0 c2), …, (c0 c_{k−1}) applied in this
+    order compose to it.
+    """
+    p = np.asarray(perm)
+    seen = np.zeros(len(p), dtype=bool)
+    out: list[tuple[int, int]] = []
+    for start in range(len(p)):
+        if seen[start]:
+            continue
+        cycle = [start]
+        seen[start] = True
+        j = int(p[start])
+        while j != start:
+            cycle.append(j)
+            seen[j] = True
+            j = int(p[j])
+        out.extend((cycle[0], c) for c in cycle[1:])
+    return out
+
+
+def reflections_of_permutation(perm: Sequence[int] | np.ndarray) -> list[GHFactor]:
+    """P_σ (P_σ e_i = e_σ(i)) as a product of reflections with v = (e_i − e_j)/√2, one per transposition."""
+    return [GHFactor("swap", i, j) for i, j in transpositions(perm)]
+
+
+def zero_as_projections(n: int) -> list[GHFactor]:
+    """The zero matrix as ∏_j (I − e_j e_jᵀ): n GH factors with β = 1 (Theorem 4's resets)."""
+    return [GHFactor("project", j) for j in range(n)]
+
+
+def permutation_matrix(perm: Sequence[int] | np.ndarray) -> np.ndarray:
+    """P_σ with P_σ e_i = e_σ(i) (integer entries)."""
+    p = np.asarray(perm, dtype=np.int64)
+    m = np.zeros((len(p), len(p)), dtype=np.int64)
+    m[p, np.arange(len(p))] = 1
+    return m
+
+
+def product(factors: Sequence[GHFactor], n: int) -> np.ndarray:
+    """A = C_k ⋯ C_1 in float64 (factor by factor)."""
+    a = np.eye(n)
+    for f in factors:
+        a = f.matrix(n) @ a
+    return a
+
+
+def exact_product(factors: Sequence[GHFactor], n: int) -> list[list[Fraction]]:
+    """A = C_k ⋯ C_1 in rational arithmetic (every factor must have a rational direction)."""
+    a = [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]
+    for f in factors:
+        c = f.exact_matrix(n)
+        a = [[sum(c[i][l] * a[l][j] for l in range(n)) for j in range(n)] for i in range(n)]
+    return a
+
+
+def pack(rows: Sequence[Sequence[GHFactor]], n: int) -> dict[str, np.ndarray]:
+    """Per-row factor lists → padded tensors: fkind (R,k), fargs (R,k,2), beta (R,k), v (R,k,n).
+
+    Rows are padded with identity factors (β = 0) up to k = max(1, longest row).
+    """
+    k = max([1] + [len(r) for r in rows])
+    r_count = len(rows)
+    fkind = np.zeros((r_count, k), dtype=np.int64)
+    fargs = np.zeros((r_count, k, 2), dtype=np.int64)
+    beta = np.zeros((r_count, k))
+    v = np.zeros((r_count, k, n))
+    v[:, :, 0] = 1.0
+    for r, fs in enumerate(rows):
+        for j, f in enumerate(fs):
+            fkind[r, j] = KIND_CODE[f.kind]
+            fargs[r, j] = (f.a, f.b)
+            beta[r, j] = f.beta
+            v[r, j] = f.direction(n)
+    return {"fkind": fkind, "fargs": fargs, "beta": beta, "v": v}
+
+
+def unpack(fkind: np.ndarray, fargs: np.ndarray) -> list[list[GHFactor]]:
+    """The inverse of :func:`pack` on the exact descriptions (identity padding kept)."""
+    return [[GHFactor(KINDS[int(c)], int(a), int(b)) for c, (a, b) in zip(kr, ar)] for kr, ar in zip(fkind, fargs)]
+
+
+def factors_per_row(fkind: np.ndarray) -> np.ndarray:
+    """Number of non-identity factors in each row."""
+    return (np.asarray(fkind) != KIND_CODE["identity"]).sum(axis=1)

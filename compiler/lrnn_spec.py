@@ -1,0 +1,274 @@
+"""Layer descriptions shared by the Householder and diagonal compilers, and their assembly into a CompiledModel.
+
+A linear-RNN model is a stack of layers H_t = A(r_t) H_{t−1} + B(r_t) (negative-eigenvalues eq. (1)). Layer i reads
+a *row* r_t of its tables, keyed by (x_t, s_0(t−1), …, s_{i−1}(t−1)): the symbol and the decoded states of the layers
+above at the previous step (the one-step causal shift of THEORY.md; s_j(0) is layer j's initial state). Each layer
+decodes its hidden vector to a layer state s_i(t) (nearest code point, or a hash of a permutation code), and the
+final readout maps the tuple (s_0(t), …, s_{L−1}(t)) to an automaton state. The file format is in compiler/README.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import LimitExceededError, UnknownStateError
+
+from . import gh
+from .model import MODEL_FORMAT, CompiledModel
+
+#: mixed-radix keys are int64; the product of a layer's radices must stay below this
+MAX_KEY_SPACE = 2**62
+
+
+@dataclass
+class Readout:
+    """How a layer's hidden vector decodes to a layer state index.
+
+    ``nearest``: codes (S, n) [complex for diagonal layers]; state = argmax_s Re⟨c_s, h⟩ − ½‖c_s‖².
+    ``hash``: h is a permutation of 1..n; key = Σ_i (h_i − 1) nⁱ looked up in the sorted ``keys`` → state index.
+    """
+
+    kind: str
+    codes: np.ndarray | None = None
+    keys: np.ndarray | None = None  # sorted int64
+    values: np.ndarray | None = None  # state index of each key
+
+    @property
+    def n_states(self) -> int:
+        return len(self.codes) if self.kind == "nearest" else len(self.keys)
+
+
+@dataclass
+class GHLayerSpec:
+    """One GH-product layer: per row a list of GH factors (A = C_k ⋯ C_1) and B; exact kind 'rational' or 'angle'."""
+
+    width: int
+    keys: np.ndarray  # (R, 1 + i)
+    radix: list[int]  # [|Σ|, S_0, …, S_{i−1}]
+    factors: list[list[gh.GHFactor]]
+    B: np.ndarray  # (R, n)
+    h0: np.ndarray  # (n,)
+    readout: Readout
+    exact: str = "rational"
+    code_angles: np.ndarray | None = None  # (S,) angle indices (units of π/den) for exact='angle'
+    angle_den: int = 0
+    h0_angle: int = 0
+    note: str = ""
+
+    def fused(self) -> np.ndarray:
+        """The fused A(r) of every row; exact integer products for rational layers (0/±1 entries)."""
+        if self.exact == "rational":
+            return np.array([_int_matrix(gh.exact_product(fs, self.width)) for fs in self.factors], dtype=np.float64)
+        return np.array([gh.product(fs, self.width) for fs in self.factors])
+
+
+@dataclass
+class DiagonalLayerSpec:
+    """One diagonal layer: A(r) = diag(λ_r) with λ_r,j = ζ_{m_j}^{e_r,j} (root of unity) or 0 on reset rows.
+
+    Coordinate j with modulus m_j ≥ 1 is complex (real ±1 when every modulus ≤ 2); modulus 0 marks a real
+    'orbit' coordinate whose value is an orbit index (A entry 1, or 0 on resets). Exact data: exponents.
+    """
+
+    keys: np.ndarray
+    radix: list[int]
+    moduli: np.ndarray  # (n,)
+    exponents: np.ndarray  # (R, n) exponent of λ (ignored on reset rows)
+    reset: np.ndarray  # (R,) bool: A = 0, B = the code of reset_to
+    reset_code: np.ndarray  # (R, n) exact code (exponents / orbit index) of the reset target
+    code_exponents: np.ndarray  # (S, n) exact codes of the layer states
+    h0_index: int  # index of the initial code
+    note: str = ""
+
+    @property
+    def width(self) -> int:
+        return len(self.moduli)
+
+    @property
+    def is_complex(self) -> bool:
+        return bool(np.any(self.moduli > 2))
+
+
+def _int_matrix(rows: list[list[Any]]) -> list[list[int]]:
+    out = []
+    for row in rows:
+        if any(x.denominator != 1 for x in row):
+            raise ValueError("non-integer entry in a rational GH product")
+        out.append([int(x) for x in row])
+    return out
+
+
+def encode_keys(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
+    """Mixed-radix int64 codes of integer columns (first column least significant)."""
+    key = np.zeros(np.broadcast(*cols).shape if cols else (), dtype=np.int64)
+    mult = 1
+    for c, r in zip(cols, radix):
+        key = key + np.asarray(c, dtype=np.int64) * mult
+        mult *= int(r)
+    return key
+
+
+def check_key_space(radix: list[int], what: str) -> None:
+    space = 1
+    for r in radix:
+        space *= int(r)
+    if space >= MAX_KEY_SPACE:
+        raise LimitExceededError(f"{what}: key space {space} exceeds the int64 limit {MAX_KEY_SPACE}")
+
+
+def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
+    """The initial state index: ``initial`` if given, else the automaton's; a spec without one needs --initial."""
+    if initial is not None:
+        return automaton.state_index(initial)
+    if automaton.initial is None:
+        raise UnknownStateError("the automaton has no initial state: it needs --initial STATE")
+    return automaton.initial
+
+
+def _diag_values(moduli: np.ndarray, exps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Real and imaginary parts of the values ζ_m^e (modulus 0 → the real number e)."""
+    m = np.asarray(moduli)
+    e = np.asarray(exps, dtype=np.float64)
+    safe = np.where(m > 0, m, 1)
+    ang = 2 * np.pi * e / safe
+    re = np.where(m > 0, np.cos(ang), e)
+    im = np.where(m > 0, np.sin(ang), 0.0)
+    # exact values at the quarter turns (cos(π/2) is not 0 in floats)
+    q = np.where(m > 0, (4 * np.asarray(exps, dtype=np.int64)) % (4 * safe), -1)
+    for frac, (cr, ci) in {0: (1.0, 0.0), 1: (0.0, 1.0), 2: (-1.0, 0.0), 3: (0.0, -1.0)}.items():
+        hit = (m > 0) & (q == frac * safe)
+        re = np.where(hit, cr, re)
+        im = np.where(hit, ci, im)
+    return re, im
+
+
+def assemble(
+    automaton: Automaton,
+    initial: int,
+    *,
+    target: str,
+    construction: str,
+    layers: list[GHLayerSpec | DiagonalLayerSpec],
+    final_keys: np.ndarray,
+    final_states: np.ndarray,
+    summary: dict[str, Any],
+    verify: bool = True,
+) -> CompiledModel:
+    """Build the CompiledModel (header + tensors) and run the exhaustive exact check (sets summary.verified)."""
+    tensors: dict[str, np.ndarray] = {}
+    header_layers = []
+    for i, layer in enumerate(layers):
+        name = f"L{i}"
+        check_key_space(layer.radix, f"layer {i} input")
+        order = np.argsort(encode_keys(list(layer.keys.T), layer.radix), kind="stable")
+        keys = layer.keys[order]
+        tensors[f"{name}.keys"] = keys.astype(np.int64)
+        entry: dict[str, Any] = {"name": name, "width": layer.width, "radix": [int(r) for r in layer.radix]}
+        if isinstance(layer, GHLayerSpec):
+            factors = [layer.factors[j] for j in order]
+            packed = gh.pack(factors, layer.width)
+            for k, v in packed.items():
+                tensors[f"{name}.{k}"] = v
+            fused = layer.fused()[order]
+            norms = np.linalg.norm(fused, ord=2, axis=(1, 2)) if len(fused) else np.zeros(0)
+            if np.any(norms > 1 + 1e-9):
+                raise AssertionError("a compiled A(x) has spectral norm > 1 (Proposition 1 violated)")
+            tensors[f"{name}.A"] = fused
+            tensors[f"{name}.B"] = np.asarray(layer.B, dtype=np.float64)[order]
+            tensors[f"{name}.h0"] = np.asarray(layer.h0, dtype=np.float64)
+            entry.update(kind="gh", exact=layer.exact, factors_per_step=int(gh.factors_per_row(packed["fkind"]).max()))
+            if layer.exact == "angle":
+                tensors[f"{name}.code_angles"] = np.asarray(layer.code_angles, dtype=np.int64)
+                entry.update(angle_den=int(layer.angle_den), h0_angle=int(layer.h0_angle))
+        else:
+            entry.update(kind="diagonal", complex=layer.is_complex)
+            tensors[f"{name}.moduli"] = layer.moduli.astype(np.int64)
+            exps = layer.exponents[order].astype(np.int64)
+            reset = layer.reset[order].astype(np.int64)
+            rcode = layer.reset_code[order].astype(np.int64)
+            tensors[f"{name}.exponents"] = exps
+            tensors[f"{name}.reset"] = reset
+            tensors[f"{name}.reset_code"] = rcode
+            tensors[f"{name}.code_exponents"] = layer.code_exponents.astype(np.int64)
+            lam_re, lam_im = _diag_values(layer.moduli[None, :], exps)
+            lam_re[reset.astype(bool)] = 0.0
+            lam_im[reset.astype(bool)] = 0.0
+            b_re, b_im = _diag_values(layer.moduli[None, :], rcode)
+            b_re[~reset.astype(bool)] = 0.0
+            b_im[~reset.astype(bool)] = 0.0
+            c_re, c_im = _diag_values(layer.moduli[None, :], layer.code_exponents)
+            tensors.update(
+                {
+                    f"{name}.lam_re": lam_re,
+                    f"{name}.lam_im": lam_im,
+                    f"{name}.B_re": b_re,
+                    f"{name}.B_im": b_im,
+                    f"{name}.codes_re": c_re,
+                    f"{name}.codes_im": c_im,
+                }
+            )
+            entry.update(h0_index=int(layer.h0_index), n_states=int(len(layer.code_exponents)))
+        if isinstance(layer, GHLayerSpec):
+            ro = layer.readout
+            entry["readout"] = ro.kind
+            entry["n_states"] = int(ro.n_states)
+            if ro.kind == "nearest":
+                tensors[f"{name}.codes"] = np.asarray(ro.codes, dtype=np.float64)
+            else:
+                tensors[f"{name}.hkeys"] = ro.keys.astype(np.int64)
+                tensors[f"{name}.hvals"] = ro.values.astype(np.int64)
+        if layer.note:
+            entry["note"] = layer.note
+        header_layers.append(entry)
+    radix = [int(e["n_states"]) for e in header_layers]
+    check_key_space(radix, "final readout")
+    fk = encode_keys(list(np.asarray(final_keys).T), radix)
+    order = np.argsort(fk, kind="stable")
+    tensors["readout.keys"] = fk[order]
+    tensors["readout.states"] = np.asarray(final_states, dtype=np.int64)[order]
+    header = {
+        "format": MODEL_FORMAT,
+        "target": target,
+        "construction": construction,
+        "name": automaton.name,
+        "states": list(automaton.states),
+        "symbols": list(automaton.symbols),
+        "initial": int(initial),
+        "accepting": None if automaton.accepting is None else list(automaton.accepting_states),
+        "layers": header_layers,
+        "readout": {"kind": "table", "radix": radix, "keys": "readout.keys", "states": "readout.states"},
+        "summary": {
+            "target": target,
+            "construction": construction,
+            "layers": len(layers),
+            "width": header_layers[0]["width"] if len(layers) == 1 else [e["width"] for e in header_layers],
+            **summary,
+            "verified": False,
+        },
+    }
+    if target == "householder":
+        fps = max(e["factors_per_step"] for e in header_layers)
+        header["summary"]["factors_per_step"] = fps
+    model = CompiledModel(header, tensors).validate()
+    if verify:
+        from fsa2rnn.realize.exact import exact_check  # torch-free; realize owns the exact check
+
+        report = exact_check(model, automaton)
+        header["summary"]["verified"] = bool(report["ok"])
+        if not report["ok"]:
+            header["summary"]["verification_failure"] = report.get("failure")
+    return model
+
+
+__all__ = [
+    "Readout",
+    "GHLayerSpec",
+    "DiagonalLayerSpec",
+    "encode_keys",
+    "assemble",
+    "resolve_initial",
+    "check_key_space",
+]

@@ -1,0 +1,165 @@
+"""Linear RNN layers H_t = A(r_t) H_{t−1} + B(r_t) (negative-eigenvalues §3.1): GH products and diagonal.
+
+Each layer looks its transition up by a row index r_t (computed by the model from the symbol and the upper layers'
+decoded states) and decodes its hidden vectors to layer-state indices. Weights are ``nn.Parameter``s (frozen when
+built from a compiled model) so that the next wave can train the same classes; lookup tables are buffers.
+
+- :class:`GHLinearRNN`: A(r) = (I − β_k v_k v_kᵀ) ⋯ (I − β_1 v_1 v_1ᵀ). ``mode="fused"`` uses the stored exact
+  product (0/±1 entries stay exact in every dtype); ``mode="factors"`` applies the factors one by one at the working
+  dtype (v has entries ±1/√2, so rounding enters). ``scan="sequential"`` (reference) or ``"parallel"`` (log-depth).
+- :class:`DiagonalLinearRNN`: A(r) = diag(λ_r), λ complex of modulus 1 (or 0 on reset rows), kept as (re, im).
+"""
+
+from __future__ import annotations
+
+import torch
+from fsa2rnn.compiler.model import CompiledModel
+from torch import nn
+
+from .ops.lrnn_scan import (
+    naive_recurrent_diagonal,
+    naive_recurrent_gh,
+    naive_recurrent_lrnn,
+    parallel_scan_diagonal,
+    parallel_scan_lrnn,
+)
+
+
+def _frozen(x: torch.Tensor) -> nn.Parameter:
+    return nn.Parameter(x, requires_grad=False)
+
+
+def _t(model: CompiledModel, name: str, dtype: torch.dtype | None = torch.float64) -> torch.Tensor:
+    arr = model.tensors[name]
+    t = torch.from_numpy(arr.copy())
+    return t.to(dtype) if dtype is not None else t
+
+
+def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """Index of each key in a sorted 1-D tensor, −1 where absent."""
+    if sorted_keys.numel() == 0:
+        return torch.full_like(keys, -1)
+    pos = torch.searchsorted(sorted_keys, keys).clamp(max=sorted_keys.numel() - 1)
+    return torch.where(sorted_keys[pos] == keys, pos, torch.full_like(pos, -1))
+
+
+class _Readout(nn.Module):
+    """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
+
+    def __init__(self, kind: str, width: int, codes: torch.Tensor | None = None, hkeys=None, hvals=None) -> None:
+        super().__init__()
+        self.kind, self.width = kind, width
+        if kind == "nearest":
+            self.register_buffer("codes", codes)  # (S, n) or (S, n, 2) for complex codes
+        else:
+            self.register_buffer("hkeys", hkeys)
+            self.register_buffer("hvals", hvals)
+            self.register_buffer("powers", width ** torch.arange(width, dtype=torch.int64))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if self.kind == "nearest":
+            c = self.codes.to(h.dtype)
+            if c.dim() == 3:  # complex: Re⟨c, h⟩ = Σ c_re h_re + c_im h_im
+                score = torch.einsum("...nk,snk->...s", h, c) - 0.5 * (c * c).sum((-1, -2))
+            else:
+                score = h @ c.T - 0.5 * (c * c).sum(-1)
+            return score.argmax(-1)
+        r = torch.round(h.to(torch.float64)).to(torch.int64)
+        ok = ((r >= 1) & (r <= self.width)).all(-1)
+        idx = lookup_sorted(self.hkeys, ((r.clamp(1, self.width) - 1) * self.powers).sum(-1))
+        return torch.where(ok & (idx >= 0), self.hvals[idx.clamp(min=0)], torch.full_like(idx, -1))
+
+
+class GHLinearRNN(nn.Module):
+    """GH-product linear RNN layer; rows index the per-input tables (R rows, k factors, width n)."""
+
+    def __init__(self, n_rows: int, width: int, n_factors: int, readout: _Readout | None = None) -> None:
+        super().__init__()
+        self.width = width
+        self.beta = _frozen(torch.zeros(n_rows, n_factors, dtype=torch.float64))
+        v = torch.zeros(n_rows, n_factors, width, dtype=torch.float64)
+        v[..., 0] = 1
+        self.v = _frozen(v)
+        self.B = _frozen(torch.zeros(n_rows, width, dtype=torch.float64))
+        self.h0 = _frozen(torch.zeros(width, dtype=torch.float64))
+        self.register_buffer("A_fused", torch.eye(width, dtype=torch.float64).repeat(n_rows, 1, 1))
+        self.readout = readout
+
+    @classmethod
+    def from_compiled(cls, model: CompiledModel, index: int) -> GHLinearRNN:
+        entry = model.header["layers"][index]
+        name = entry["name"]
+        beta = _t(model, f"{name}.beta")
+        layer = cls(beta.shape[0], int(entry["width"]), beta.shape[1])
+        with torch.no_grad():
+            layer.beta.copy_(beta)
+            layer.v.copy_(_t(model, f"{name}.v"))
+            layer.B.copy_(_t(model, f"{name}.B"))
+            layer.h0.copy_(_t(model, f"{name}.h0"))
+            layer.A_fused.copy_(_t(model, f"{name}.A"))
+        if entry["readout"] == "nearest":
+            layer.readout = _Readout("nearest", layer.width, codes=_t(model, f"{name}.codes"))
+        else:
+            layer.readout = _Readout(
+                "hash", layer.width, hkeys=_t(model, f"{name}.hkeys", None), hvals=_t(model, f"{name}.hvals", None)
+            )
+        return layer
+
+    def transition_matrices(self, mode: str = "fused") -> torch.Tensor:
+        """A(r) for every row: the stored exact product, or the product of the factors at the working dtype."""
+        if mode == "fused":
+            return self.A_fused
+        n = self.width
+        a = torch.eye(n, dtype=self.v.dtype).expand(self.v.shape[0], n, n)
+        for j in range(self.v.shape[1]):
+            vj = self.v[:, j]
+            c = torch.eye(n, dtype=vj.dtype) - self.beta[:, j, None, None] * vj[:, :, None] * vj[:, None, :]
+            a = torch.matmul(c, a)
+        return a
+
+    def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
+        """rows (B, T) → hidden states H (B, T, n)."""
+        if mode == "factors" and scan == "sequential":
+            return naive_recurrent_gh(self.beta, self.v, self.B, rows, self.h0)
+        a = self.transition_matrices(mode)
+        if scan == "sequential":
+            return naive_recurrent_lrnn(a, self.B, rows, self.h0)
+        return parallel_scan_lrnn(a, self.B, rows, self.h0)
+
+    def decode(self, h: torch.Tensor) -> torch.Tensor:
+        return self.readout(h)
+
+
+class DiagonalLinearRNN(nn.Module):
+    """Diagonal linear RNN layer: h_t = λ(r_t) ⊙ h_{t−1} + b(r_t), complex values as (re, im) pairs."""
+
+    def __init__(self, n_rows: int, width: int, readout: _Readout | None = None) -> None:
+        super().__init__()
+        self.width = width
+        self.lam = _frozen(torch.ones(n_rows, width, 2, dtype=torch.float64))
+        self.b = _frozen(torch.zeros(n_rows, width, 2, dtype=torch.float64))
+        self.h0 = _frozen(torch.zeros(width, 2, dtype=torch.float64))
+        self.readout = readout
+
+    @classmethod
+    def from_compiled(cls, model: CompiledModel, index: int) -> DiagonalLinearRNN:
+        entry = model.header["layers"][index]
+        name = entry["name"]
+        lam = torch.stack([_t(model, f"{name}.lam_re"), _t(model, f"{name}.lam_im")], -1)
+        b = torch.stack([_t(model, f"{name}.B_re"), _t(model, f"{name}.B_im")], -1)
+        codes = torch.stack([_t(model, f"{name}.codes_re"), _t(model, f"{name}.codes_im")], -1)
+        layer = cls(lam.shape[0], int(entry["width"]), _Readout("nearest", int(entry["width"]), codes=codes))
+        with torch.no_grad():
+            layer.lam.copy_(lam)
+            layer.b.copy_(b)
+            layer.h0.copy_(codes[int(entry["h0_index"])])
+        return layer
+
+    def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
+        """rows (B, T) → hidden states (B, T, n, 2). ``mode`` is accepted for symmetry (diagonal A has no factors)."""
+        if scan == "sequential":
+            return naive_recurrent_diagonal(self.lam, self.b, rows, self.h0)
+        return parallel_scan_diagonal(self.lam, self.b, rows, self.h0)
+
+    def decode(self, h: torch.Tensor) -> torch.Tensor:
+        return self.readout(h)

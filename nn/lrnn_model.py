@@ -1,0 +1,136 @@
+"""The stacked linear-RNN model of compiled "householder" and "diagonal" targets (compiler/README.md).
+
+Layer i reads row r_t = row of (x_t, s_0(t−1), …, s_{i−1}(t−1)): the symbol and the upper layers' decoded states
+from the previous step (the one-step causal shift of THEORY.md, as the short causal convolutions of Mamba/DeltaNet
+provide; s_j(0) is layer j's initial state). The final readout maps (s_0(t), …, s_{L−1}(t)) to an automaton state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from fsa2rnn.compiler.model import CompiledModel
+from torch import nn
+
+from . import register_builder
+from .lrnn import DiagonalLinearRNN, GHLinearRNN, lookup_sorted
+
+
+def _encode(cols: list[torch.Tensor], radix: list[int]) -> torch.Tensor:
+    key = torch.zeros_like(cols[0])
+    mult = 1
+    for c, r in zip(cols, radix):
+        key = key + c * mult
+        mult *= int(r)
+    return key
+
+
+class LinearRNNModel(nn.Module):
+    """A stack of GH-product / diagonal linear-RNN layers with the causal shift between them and a final readout."""
+
+    def __init__(self, compiled: CompiledModel) -> None:
+        super().__init__()
+        self.compiled = compiled
+        h = compiled.header
+        self.n_symbols = len(h["symbols"])
+        self.n_states = len(h["states"])
+        self.radices = [list(map(int, e["radix"])) for e in h["layers"]]
+        layers = []
+        for i, e in enumerate(h["layers"]):
+            layers.append((DiagonalLinearRNN if e["kind"] == "diagonal" else GHLinearRNN).from_compiled(compiled, i))
+            name = e["name"]
+            keys = compiled.tensors[f"{name}.keys"]
+            self.register_buffer(f"in_keys_{i}", torch.from_numpy(_np_encode(keys, self.radices[i])))
+        self.layers = nn.ModuleList(layers)
+        self.final_radix = list(map(int, h["readout"]["radix"]))
+        self.register_buffer("final_keys", torch.from_numpy(compiled.tensors["readout.keys"].copy()))
+        self.register_buffer("final_states", torch.from_numpy(compiled.tensors["readout.states"].copy()))
+        with torch.no_grad():
+            init = [int(layer.decode(layer.h0[None, None])[0, 0]) for layer in self.layers]
+        self.register_buffer("init_states", torch.tensor(init, dtype=torch.int64))
+        acc = h.get("accepting")
+        mask = torch.zeros(self.n_states, dtype=torch.bool)
+        if acc is not None:
+            mask[torch.tensor(acc, dtype=torch.int64)] = True
+        self.has_accepting = acc is not None
+        self.register_buffer("accepting", mask)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.layers[0].h0.dtype
+
+    def layer_states(
+        self, symbol_ids: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential"
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
+        """Hidden states and decoded layer states of every layer, and a validity mask (B, T)."""
+        ids = symbol_ids.clamp(0, self.n_symbols - 1)
+        valid = (symbol_ids >= 0) & (symbol_ids < self.n_symbols)
+        hiddens, states = [], []
+        for i, layer in enumerate(self.layers):
+            cols = [ids]
+            for j in range(i):
+                prev = torch.cat([self.init_states[j].expand(ids.shape[0], 1), states[j][:, :-1]], dim=1)
+                valid = valid & (prev >= 0)
+                cols.append(prev.clamp(min=0))
+            rows = lookup_sorted(getattr(self, f"in_keys_{i}"), _encode(cols, self.radices[i]))
+            valid = valid & (rows >= 0)
+            h = layer(rows.clamp(min=0), mode=mode, scan=scan)
+            s = layer.decode(h)
+            hiddens.append(h)
+            states.append(s)
+        return hiddens, states, valid
+
+    @torch.no_grad()
+    def predict_states(
+        self,
+        symbol_ids: torch.LongTensor,
+        lengths: torch.LongTensor | None = None,
+        *,
+        mode: str = "fused",
+        scan: str = "sequential",
+    ) -> torch.LongTensor:
+        """The automaton state after each symbol, (B, T); −1 past a word's length or where decoding fails."""
+        if symbol_ids.dim() == 1:
+            return self.predict_states(
+                symbol_ids[None], None if lengths is None else lengths[None], mode=mode, scan=scan
+            )[0]
+        _, states, valid = self.layer_states(symbol_ids, mode=mode, scan=scan)
+        for s in states:
+            valid = valid & (s >= 0)
+        key = _encode([s.clamp(min=0) for s in states], self.final_radix)
+        idx = lookup_sorted(self.final_keys, key)
+        valid = valid & (idx >= 0)
+        out = torch.where(valid, self.final_states[idx.clamp(min=0)], torch.full_like(idx, -1))
+        if lengths is not None:
+            pos = torch.arange(symbol_ids.shape[1])[None, :]
+            out = torch.where(pos < lengths[:, None], out, torch.full_like(out, -1))
+        return out
+
+    @torch.no_grad()
+    def predict_accept(
+        self, symbol_ids: torch.LongTensor, lengths: torch.LongTensor | None = None, **kw
+    ) -> torch.Tensor:
+        """Whether each prefix is accepted, (B, T) bool (False past a word's length)."""
+        if not self.has_accepting:
+            raise ValueError("the automaton has no accepting states")
+        states = self.predict_states(symbol_ids, lengths, **kw)
+        return (states >= 0) & self.accepting[states.clamp(min=0)]
+
+
+def _np_encode(keys: np.ndarray, radix: list[int]) -> np.ndarray:
+    out = np.zeros(len(keys), dtype=np.int64)
+    mult = 1
+    for j, r in enumerate(radix):
+        out += keys[:, j].astype(np.int64) * mult
+        mult *= int(r)
+    return out
+
+
+@register_builder("householder")
+def _build_householder(model: CompiledModel) -> LinearRNNModel:
+    return LinearRNNModel(model)
+
+
+@register_builder("diagonal")
+def _build_diagonal(model: CompiledModel) -> LinearRNNModel:
+    return LinearRNNModel(model)
