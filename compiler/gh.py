@@ -158,6 +158,22 @@ def exact_product(factors: Sequence[GHFactor], n: int) -> list[list[Fraction]]:
     return a
 
 
+def integer_product(factors: Sequence[GHFactor], n: int) -> np.ndarray:
+    """A = C_k ⋯ C_1 for integer factor kinds, exactly in int64: C·M swaps rows i, j (swap), zeroes row j
+    (project) or negates row j (negate) of M."""
+    a = np.eye(n, dtype=np.int64)
+    for f in factors:
+        if f.kind == "swap":
+            a[[f.a, f.b]] = a[[f.b, f.a]]
+        elif f.kind == "project":
+            a[f.a] = 0
+        elif f.kind == "negate":
+            a[f.a] = -a[f.a]
+        elif f.kind == "angle":
+            raise ValueError("angle factors have irrational entries")
+    return a
+
+
 def pack(rows: Sequence[Sequence[GHFactor]], n: int) -> dict[str, np.ndarray]:
     """Per-row factor lists → padded tensors: fkind (R,k), fargs (R,k,2), beta (R,k), v (R,k,n).
 

@@ -59,9 +59,9 @@ class GHLayerSpec:
     note: str = ""
 
     def fused(self) -> np.ndarray:
-        """The fused A(r) of every row; exact integer products for rational layers (0/±1 entries)."""
+        """The fused A(r) of every row: exact integer products for rational layers (0/±1 entries)."""
         if self.exact == "rational":
-            return np.array([_int_matrix(gh.exact_product(fs, self.width)) for fs in self.factors], dtype=np.float64)
+            return np.array([gh.integer_product(fs, self.width) for fs in self.factors], dtype=np.float64)
         return np.array([gh.product(fs, self.width) for fs in self.factors])
 
 
@@ -79,8 +79,10 @@ class DiagonalLayerSpec:
     exponents: np.ndarray  # (R, n) exponent of λ (ignored on reset rows)
     reset: np.ndarray  # (R,) bool: A = 0, B = the code of reset_to
     reset_code: np.ndarray  # (R, n) exact code (exponents / orbit index) of the reset target
-    code_exponents: np.ndarray  # (S, n) exact codes of the layer states
-    h0_index: int  # index of the initial code
+    code_exponents: np.ndarray  # (S, n) exact code points
+    code_states: np.ndarray  # (S,) the layer state (point) each code point stands for
+    n_states: int  # number of layer states
+    h0_index: int  # index of the initial code point
     note: str = ""
 
     @property
@@ -90,15 +92,6 @@ class DiagonalLayerSpec:
     @property
     def is_complex(self) -> bool:
         return bool(np.any(self.moduli > 2))
-
-
-def _int_matrix(rows: list[list[Any]]) -> list[list[int]]:
-    out = []
-    for row in rows:
-        if any(x.denominator != 1 for x in row):
-            raise ValueError("non-integer entry in a rational GH product")
-        out.append([int(x) for x in row])
-    return out
 
 
 def encode_keys(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
@@ -194,6 +187,7 @@ def assemble(
             tensors[f"{name}.reset_code"] = rcode
             tensors[f"{name}.code_exponents"] = layer.code_exponents.astype(np.int64)
             lam_re, lam_im = _diag_values(layer.moduli[None, :], exps)
+            lam_re[:, layer.moduli == 0] = 1.0  # orbit coordinates are kept (A entry 1) on permutation rows
             lam_re[reset.astype(bool)] = 0.0
             lam_im[reset.astype(bool)] = 0.0
             b_re, b_im = _diag_values(layer.moduli[None, :], rcode)
@@ -210,7 +204,8 @@ def assemble(
                     f"{name}.codes_im": c_im,
                 }
             )
-            entry.update(h0_index=int(layer.h0_index), n_states=int(len(layer.code_exponents)))
+            tensors[f"{name}.code_states"] = layer.code_states.astype(np.int64)
+            entry.update(h0_index=int(layer.h0_index), n_states=int(layer.n_states))
         if isinstance(layer, GHLayerSpec):
             ro = layer.readout
             entry["readout"] = ro.kind

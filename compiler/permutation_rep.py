@@ -424,7 +424,9 @@ def _closure(gens: list[np.ndarray], limit: int) -> dict[bytes, np.ndarray]:
     return seen
 
 
-def orbit_characters(automaton: Automaton, initial: int, what: str) -> tuple[AbelianCharacters, np.ndarray]:
+def orbit_characters(
+    automaton: Automaton, initial: int, what: str, why: str = ""
+) -> tuple[AbelianCharacters, np.ndarray]:
     """Characters of the transition group acting on the orbit of q0, and the state g(q0) of each element.
 
     ConstructionError (naming two non-commuting symbols) if the group is not abelian; ``what`` names the caller.
@@ -440,7 +442,7 @@ def orbit_characters(automaton: Automaton, initial: int, what: str) -> tuple[Abe
         a, b = (automaton.symbols[i] for i in pair)
         raise ConstructionError(
             f"{what} needs a commutative transition group, but symbols {a!r} and {b!r} do not commute "
-            f"(δ_{a}·δ_{b} ≠ δ_{b}·δ_{a})"
+            f"(δ_{a}·δ_{b} ≠ δ_{b}·δ_{a})" + (f": {why}" if why else "")
         )
     chars = abelian_characters(perms)
     q = int(relabel[initial])

@@ -46,11 +46,16 @@ def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor
 class _Readout(nn.Module):
     """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
 
-    def __init__(self, kind: str, width: int, codes: torch.Tensor | None = None, hkeys=None, hvals=None) -> None:
+    def __init__(
+        self, kind: str, width: int, codes: torch.Tensor | None = None, hkeys=None, hvals=None, code_states=None
+    ) -> None:
         super().__init__()
         self.kind, self.width = kind, width
         if kind == "nearest":
             self.register_buffer("codes", codes)  # (S, n) or (S, n, 2) for complex codes
+            if code_states is None:
+                code_states = torch.arange(codes.shape[0])
+            self.register_buffer("code_states", code_states)  # code point → layer state
         else:
             self.register_buffer("hkeys", hkeys)
             self.register_buffer("hvals", hvals)
@@ -63,7 +68,7 @@ class _Readout(nn.Module):
                 score = torch.einsum("...nk,snk->...s", h, c) - 0.5 * (c * c).sum((-1, -2))
             else:
                 score = h @ c.T - 0.5 * (c * c).sum(-1)
-            return score.argmax(-1)
+            return self.code_states[score.argmax(-1)]
         r = torch.round(h.to(torch.float64)).to(torch.int64)
         ok = ((r >= 1) & (r <= self.width)).all(-1)
         idx = lookup_sorted(self.hkeys, ((r.clamp(1, self.width) - 1) * self.powers).sum(-1))
@@ -148,7 +153,10 @@ class DiagonalLinearRNN(nn.Module):
         lam = torch.stack([_t(model, f"{name}.lam_re"), _t(model, f"{name}.lam_im")], -1)
         b = torch.stack([_t(model, f"{name}.B_re"), _t(model, f"{name}.B_im")], -1)
         codes = torch.stack([_t(model, f"{name}.codes_re"), _t(model, f"{name}.codes_im")], -1)
-        layer = cls(lam.shape[0], int(entry["width"]), _Readout("nearest", int(entry["width"]), codes=codes))
+        code_states = _t(model, f"{name}.code_states", None)
+        layer = cls(
+            lam.shape[0], int(entry["width"]), _Readout("nearest", int(entry["width"]), codes, None, None, code_states)
+        )
         with torch.no_grad():
             layer.lam.copy_(lam)
             layer.b.copy_(b)

@@ -155,12 +155,12 @@ class _DiagonalLayer:
         self.rcode = self._norm(t[f"{name}.reset_code"])
         self.codes = self._norm(t[f"{name}.code_exponents"])
         safe = np.where(self.m > 0, self.m, 1)
-        lam = np.where(self.m > 0, np.exp(2j * np.pi * self.exps / safe), 1.0)
+        lam = np.where(self.m > 0, np.exp(2j * np.pi * self.exps / safe), 1.0 + 0j)
         lam[self.reset] = 0
         stored = t[f"{name}.lam_re"] + 1j * t[f"{name}.lam_im"]
         if np.max(np.abs(lam - stored), initial=0) > _TOL:
             raise _Fail(f"layer {i}: stored eigenvalues differ from their exponents")
-        if np.any(np.abs(np.abs(stored) - 1) > _TOL * (~self.reset[:, None])):
+        if np.any(~self.reset[:, None] & (np.abs(np.abs(stored) - 1) > _TOL)):
             raise _Fail(f"layer {i}: an eigenvalue has modulus ≠ 1 on a non-reset row")
         b = self._value(self.rcode)
         b[~self.reset] = 0
@@ -169,8 +169,9 @@ class _DiagonalLayer:
         if np.max(np.abs(self._value(self.codes) - (t[f"{name}.codes_re"] + 1j * t[f"{name}.codes_im"]))) > _TOL:
             raise _Fail(f"layer {i}: code points differ from their exponents")
         self.code_keys, self.code_index = _row_index(self.codes)
-        if len(np.unique(self.code_keys)) != len(self.codes):
-            raise _Fail(f"layer {i}: two code points coincide")
+        self.code_states = t[f"{name}.code_states"]
+        if np.any((self.code_states < 0) | (self.code_states >= int(entry["n_states"]))):
+            raise _Fail(f"layer {i}: a code point maps to a layer state out of range")
         self.h0 = self.codes[int(entry["h0_index"])]
 
     def _norm(self, e: np.ndarray) -> np.ndarray:
@@ -188,7 +189,8 @@ class _DiagonalLayer:
         return np.where(self.reset[rows][:, None], self.rcode[rows], rot)
 
     def decode(self, h: np.ndarray) -> np.ndarray:
-        return _exact_code(self.codes, self.code_keys, self.code_index, h)
+        s = _exact_code(self.codes, self.code_keys, self.code_index, h)
+        return np.where(s >= 0, self.code_states[np.maximum(s, 0)], -1)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -261,22 +263,27 @@ def _check_factors(i: int, name: str, entry: dict, t: dict[str, np.ndarray]) -> 
 
 
 def _exact_product(factors: list[gh.GHFactor], betas: np.ndarray, n: int, i: int, r: int) -> np.ndarray:
-    """C_k ⋯ C_1 with C = I − (β/uᵀu) u uᵀ in exact arithmetic (integer arrays when the coefficients are integers)."""
-    a = np.eye(n, dtype=np.int64).astype(object)
+    """C_k ⋯ C_1 with C = I − (β/uᵀu) u uᵀ, β read exactly from the stored float, in exact arithmetic.
+
+    Integer arrays while every coefficient β/uᵀu is an integer (all our factor kinds), Fractions otherwise.
+    """
+    a: np.ndarray = np.eye(n, dtype=np.int64)
     for f, b in zip(factors, betas):
-        u = f.exact_direction(n)
-        if u is None:
+        u_exact = f.exact_direction(n)
+        if u_exact is None:
             raise _Fail(f"layer {i} row {r}: an angle factor in a rational layer")
-        u = np.array(u, dtype=object)
-        coef = Fraction(float(b)) / sum(x * x for x in u)
-        a = a - coef * np.outer(u, u @ a)
-    out = np.empty((n, n), dtype=np.int64)
-    for idx, x in np.ndenumerate(a):
-        x = Fraction(x)
-        if x.denominator != 1:
-            raise _Fail(f"layer {i} row {r}: the product of the factors has a non-integer entry {x}")
-        out[idx] = int(x)
-    return out
+        u = np.array([int(x) for x in u_exact], dtype=np.int64)  # directions are integer vectors here
+        coef = Fraction(float(b)) / int(u @ u)
+        if coef.denominator == 1 and a.dtype != object:
+            a = a - int(coef) * np.outer(u, u @ a)
+        else:
+            a = a.astype(object) - coef * np.outer(u.astype(object), u.astype(object) @ a)
+    if a.dtype == object:
+        flat = [Fraction(x) for x in a.ravel()]
+        if any(x.denominator != 1 for x in flat):
+            raise _Fail(f"layer {i} row {r}: the product of the factors has a non-integer entry")
+        a = np.array([int(x) for x in flat], dtype=np.int64).reshape(n, n)
+    return a
 
 
 def _check_norm(i: int, fused: np.ndarray) -> None:

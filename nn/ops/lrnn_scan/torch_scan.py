@@ -16,6 +16,11 @@ from .naive import cmul
 DEFAULT_SEGMENT = 2048
 
 
+def _gather(table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """table[rows] through index_select (the fast path for small trailing dimensions)."""
+    return table.index_select(0, rows.reshape(-1)).view(*rows.shape, *table.shape[1:])
+
+
 def _scan_matrix(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Inclusive scan over dim 1 of (a (B, S, n, n), b (B, S, n)) under affine composition."""
     length = a.shape[1]
@@ -57,7 +62,7 @@ def parallel_scan_lrnn(
     out = h0.new_empty(bsz, length, h0.shape[-1])
     for s in range(0, length, segment):
         r = rows[:, s : s + segment]
-        cum_a, cum_b = _scan_matrix(a_table[r], b_table[r])
+        cum_a, cum_b = _scan_matrix(_gather(a_table, r), _gather(b_table, r))
         seg = torch.matmul(cum_a, h[:, None, :, None]).squeeze(-1) + cum_b
         out[:, s : s + segment] = seg
         h = seg[:, -1]
@@ -77,7 +82,7 @@ def parallel_scan_diagonal(
     out = h0.new_empty(bsz, length, *h0.shape)
     for s in range(0, length, segment):
         r = rows[:, s : s + segment]
-        cum_l, cum_b = _scan_diagonal(lam_table[r], b_table[r])
+        cum_l, cum_b = _scan_diagonal(_gather(lam_table, r), _gather(b_table, r))
         seg = cmul(cum_l, h[:, None]) + cum_b
         out[:, s : s + segment] = seg
         h = seg[:, -1]

@@ -1,0 +1,90 @@
+"""Theorem 4 (negative-eigenvalues): any automaton through its Krohn–Rhodes cascade — construction ``cascade``.
+
+From the holonomy decomposition (fsa/holonomy.py) A^(s) ∘ … ∘ A^(1) of permutation-reset levels: layer i has
+n_i = |Q^(i)| coordinates, a one-hot hidden state, H_0 = e_{c_i(q0)}, and reads the row of
+(x_t, c_0(t−1), …, c_{i−1}(t−1)) — the symbol with the upper levels' decoded states from the *previous* step (the
+cascade product of Definition 1; THEORY.md's one-step causal shift repairs the proof's wiring). A row acting as a
+permutation σ gives A = P_σ as reflections (one per transposition) and B = 0; a row acting as the constant q gives
+A = 0 = ∏_j (I − e_j e_jᵀ) (n_i GH factors with β = 1) and B = e_q. Readout: argmax per layer (one-hot codes), then
+the coordinate tuple → state by the cascade's emulation map.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import ConstructionError
+
+from . import gh
+from .lrnn_spec import GHLayerSpec, Readout
+
+
+def decompose(automaton: Automaton):
+    """The holonomy cascade of the automaton (fsa.holonomy_decomposition, emulation verified)."""
+    from fsa2rnn.fsa import holonomy_decomposition
+
+    return holonomy_decomposition(automaton)
+
+
+def level_rows(images: np.ndarray, level: int) -> tuple[list[str], np.ndarray]:
+    """Classify each dependency row as "perm" or "reset" (n = 1: "perm"); ConstructionError otherwise."""
+    n = images.shape[1]
+    is_perm = np.all(np.sort(images, axis=1) == np.arange(n), axis=1)
+    is_const = np.all(images == images[:, :1], axis=1)
+    bad = np.flatnonzero(~is_perm & ~is_const)
+    if len(bad):
+        raise ConstructionError(
+            f"level {level} row {int(bad[0])} is neither a permutation nor a reset (not a permutation-reset cascade)"
+        )
+    return ["perm" if p else "reset" for p in is_perm], images[:, 0]
+
+
+def cascade_layers(automaton: Automaton, initial: int, cascade=None) -> tuple[list[GHLayerSpec], object]:
+    """One GH layer per cascade level, and the cascade."""
+    cascade = cascade if cascade is not None else decompose(automaton)
+    start = cascade.coordinates[initial]
+    layers = []
+    widths = cascade.widths
+    for i in range(cascade.n_levels):
+        keys, images = cascade.dependency(i)
+        n = widths[i]
+        kinds, targets = level_rows(images, i)
+        factors, b = [], np.zeros((len(keys), n))
+        for r, (kind, img) in enumerate(zip(kinds, images)):
+            if kind == "perm":
+                factors.append(gh.reflections_of_permutation(img))
+            else:
+                factors.append(gh.zero_as_projections(n))
+                b[r, targets[r]] = 1.0
+        h0 = np.zeros(n)
+        h0[start[i]] = 1.0
+        comps = " ".join(c.label() for c in cascade.levels[i].components)
+        layers.append(
+            GHLayerSpec(
+                width=n,
+                keys=np.asarray(keys, dtype=np.int64),
+                radix=[automaton.n_symbols, *widths[:i]],
+                factors=factors,
+                B=b,
+                h0=h0,
+                readout=Readout("nearest", codes=np.eye(n)),
+                note=f"cascade level {i + 1}: {comps}",
+            )
+        )
+    return layers, cascade
+
+
+def cascade(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.ndarray, np.ndarray, dict]:
+    """Layers, final readout keys/states and summary facts for construction ``cascade``."""
+    layers, casc = cascade_layers(automaton, initial)
+    tuples = np.asarray(casc.reachable_tuples)
+    states = casc.decode(tuples)
+    keep = states >= 0
+    widths = casc.widths
+    bound = max(max(widths[i] - 1, widths[i]) for i in range(len(widths)))
+    facts = {
+        "decomposition": str(casc),
+        "bound": f"Theorem 4: one layer per level, widths {widths}; at most max n_i = {bound} GH factors per step "
+        f"(n_i − 1 reflections for a permutation, n_i projections with β = 1 for a reset)",
+    }
+    return layers, tuples[keep], states[keep], facts
