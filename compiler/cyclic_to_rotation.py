@@ -19,7 +19,9 @@ from .permutation_rep import orbit_characters
 
 def cyclic_structure(automaton: Automaton, initial: int, what: str) -> tuple[int, np.ndarray, np.ndarray]:
     """(m, k, states): δ_x = g^{k[x]} for a generator g of the cyclic transition group, and states[i] = gⁱ(q0)."""
-    chars, elem_states = orbit_characters(automaton, initial, what)
+    chars, elem_states = orbit_characters(
+        automaton, initial, what, need="a cyclic (hence commutative) transition group"
+    )
     if len(chars.moduli) > 1:
         factors = " x ".join(f"C{m}" for m in chars.moduli)
         raise ConstructionError(f"{what} needs a cyclic transition group, but it is {factors}")

@@ -94,6 +94,32 @@ class DiagonalLayerSpec:
         return bool(np.any(self.moduli > 2))
 
 
+def tensor_digest(tensors: dict[str, np.ndarray]) -> str:
+    """sha256 of every tensor (name, dtype, shape, bytes) in name order: recorded in the header, checked on load."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def check_digest(model: CompiledModel) -> None:
+    """ModelFileError if the tensors no longer match the digest the compiler recorded (a tampered file)."""
+    from fsa2rnn.fsa.errors import ModelFileError
+
+    want = model.header.get("tensor_sha256")
+    if want is None:
+        raise ModelFileError(
+            "model header has no 'tensor_sha256' (not written by compile_householder/compile_diagonal)"
+        )
+    tensors = {k: v for k, v in model.tensors.items()}
+    if tensor_digest(tensors) != want:
+        raise ModelFileError("model tensors do not match the header's tensor_sha256: the file was modified")
+
+
 def encode_keys(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
     """Mixed-radix int64 codes of integer columns (first column least significant)."""
     key = np.zeros(np.broadcast(*cols).shape if cols else (), dtype=np.int64)
@@ -247,6 +273,7 @@ def assemble(
     if target == "householder":
         fps = max(e["factors_per_step"] for e in header_layers)
         header["summary"]["factors_per_step"] = fps
+    header["tensor_sha256"] = tensor_digest(tensors)
     model = CompiledModel(header, tensors).validate()
     if verify:
         from fsa2rnn.realize.exact import exact_check  # torch-free; realize owns the exact check

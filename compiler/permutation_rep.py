@@ -425,7 +425,7 @@ def _closure(gens: list[np.ndarray], limit: int) -> dict[bytes, np.ndarray]:
 
 
 def orbit_characters(
-    automaton: Automaton, initial: int, what: str, why: str = ""
+    automaton: Automaton, initial: int, what: str, why: str = "", need: str = "a commutative transition group"
 ) -> tuple[AbelianCharacters, np.ndarray]:
     """Characters of the transition group acting on the orbit of q0, and the state g(q0) of each element.
 
@@ -441,7 +441,7 @@ def orbit_characters(
     if pair is not None:
         a, b = (automaton.symbols[i] for i in pair)
         raise ConstructionError(
-            f"{what} needs a commutative transition group, but symbols {a!r} and {b!r} do not commute "
+            f"{what} needs {need}, but symbols {a!r} and {b!r} do not commute "
             f"(δ_{a}·δ_{b} ≠ δ_{b}·δ_{a})" + (f": {why}" if why else "")
         )
     chars = abelian_characters(perms)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from fsa2rnn.compiler.lrnn_spec import check_digest
 from fsa2rnn.compiler.model import CompiledModel
 from torch import nn
 
@@ -30,6 +31,7 @@ class LinearRNNModel(nn.Module):
 
     def __init__(self, compiled: CompiledModel) -> None:
         super().__init__()
+        check_digest(compiled)
         self.compiled = compiled
         h = compiled.header
         self.n_symbols = len(h["symbols"])

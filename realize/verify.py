@@ -71,6 +71,10 @@ def verify_model(
     import torch
     from fsa2rnn.nn import load_model
 
+    if model.target in ("householder", "diagonal"):
+        from fsa2rnn.compiler.lrnn_spec import check_digest
+
+        check_digest(model)
     given = automaton is not None
     if automaton is None:
         automaton = automaton_from_model(model)

@@ -1,0 +1,151 @@
+"""compile_householder: every construction realizes its automaton (exactly, and in float64 on long random words)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from cases import CASES, case_automaton
+from fsa2rnn.compiler import compile_householder
+from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.fsa import Automaton, ConstructionError, NotAGroupError, UnknownStateError, resolve_spec
+from fsa2rnn.nn import load_model
+from fsa2rnn.realize.exact import exact_check
+
+LENGTH = 1000
+
+
+def _words(a: Automaton, seed: int, n: int = 3, length: int = LENGTH) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, a.n_symbols, size=(n, length))
+
+
+def _check_runs(model: CompiledModel, a: Automaton, seed: int = 0, **kw) -> None:
+    net = load_model(model)
+    ids = _words(a, seed)
+    want = a.run(ids, start=np.full(len(ids), model.initial))  # the oracle: Automaton.run
+    got = net.predict_states(torch.from_numpy(ids), **kw).numpy()
+    assert np.array_equal(got, want)
+
+
+def _check_weights(model: CompiledModel) -> None:
+    """Proposition 1: every GH factor has 1 − β ∈ [−1, 1], unit v; every A(x) has spectral norm ≤ 1."""
+    for e in model.header["layers"]:
+        t = model.tensors
+        beta, v, a = t[f"{e['name']}.beta"], t[f"{e['name']}.v"], t[f"{e['name']}.A"]
+        assert np.all((1 - beta >= -1) & (1 - beta <= 1))
+        assert np.allclose(np.linalg.norm(v, axis=-1), 1)
+        assert np.all(np.linalg.norm(a, ord=2, axis=(1, 2)) <= 1 + 1e-12)
+        assert np.all(np.abs(np.linalg.eigvals(a)) <= 1 + 1e-9)
+        # the fused A is the product of the factors (float64 recomputation, independent of the compiler's)
+        for r in range(len(a)):
+            prod = np.eye(a.shape[1])
+            for b, vv in zip(beta[r], v[r]):
+                prod = (np.eye(len(vv)) - b * np.outer(vv, vv)) @ prod
+            assert np.allclose(prod, a[r], atol=1e-9)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_every_case_compiles_and_tracks_states(case):
+    a = case_automaton(case)
+    model = compile_householder(a, initial=None if a.initial is not None else 0)
+    assert model.summary["verified"] is True
+    if not case.is_group:
+        assert model.construction == "cascade"
+    _check_weights(model)
+    _check_runs(model, a, seed=hash(case.name) % 1000)
+
+
+@pytest.mark.parametrize("spec", ["T3", "T4", "flipflop", "Z3", "S3", "modarith:3"])
+def test_cascade_construction_on_groups_and_monoids(spec):
+    a = resolve_spec(spec)
+    model = compile_householder(a, construction="cascade", initial=a.initial or 0)
+    assert model.summary["verified"] and model.summary["layers"] >= 1
+    _check_weights(model)
+    for scan, mode in (("sequential", "factors"), ("parallel", "fused")):
+        _check_runs(model, a, scan=scan, mode=mode)
+
+
+def test_sizes_of_the_paper():
+    s5_json = Automaton.from_spec(resolve_spec("S5").to_spec())  # 120 states, no hint of structure
+    m = compile_householder(s5_json)
+    assert (m.summary["width"], m.construction) == (5, "permutation")
+    assert m.summary["factors_per_step"] <= 4
+    assert compile_householder(resolve_spec("S5:swaps")).summary["factors_per_step"] == 1
+    for spec in ("Z3", "Z60"):
+        s = compile_householder(resolve_spec(spec)).summary
+        assert (s["width"], s["factors_per_step"], s["construction"]) == (2, 2, "rotation")
+    assert compile_householder(resolve_spec("parity")).summary["width"] == 1
+    assert compile_householder(resolve_spec("M11")).summary["width"] == 11
+
+
+@pytest.mark.parametrize("spec", ["Z3", "Z5", "Z60", "parity"])
+def test_reflections2_two_layers_of_single_reflections(spec):
+    a = resolve_spec(spec)
+    m = compile_householder(a, construction="reflections2")
+    assert m.summary["verified"] and m.summary["width"] == [1, 2] and m.summary["factors_per_step"] == 1
+    assert {int(k) for k in np.unique(m.tensors["L1.fkind"])} == {4}  # angle reflections only
+    _check_runs(m, a, scan="parallel")
+
+
+def test_constructions_that_do_not_apply():
+    with pytest.raises(ConstructionError, match="cyclic"):
+        compile_householder(resolve_spec("S3"), construction="rotation")
+    with pytest.raises(NotAGroupError):
+        compile_householder(resolve_spec("T3"), construction="permutation")
+    with pytest.raises(ConstructionError, match="unknown construction"):
+        compile_householder(resolve_spec("S3"), construction="magic")
+    with pytest.raises(UnknownStateError, match="--initial"):
+        compile_householder(Automaton([[1, 0]]))
+
+
+def test_initial_override():
+    a = Automaton([[1, 2, 0]], states=["a", "b", "c"])
+    m = compile_householder(a, initial="b")
+    assert m.initial == 1
+    _check_runs(m, a)
+
+
+def _tampered(model: CompiledModel, name: str, fn) -> CompiledModel:
+    t = {k: v.copy() for k, v in model.tensors.items()}
+    t[name] = fn(t[name])
+    return CompiledModel(dict(model.header), t)
+
+
+def test_exact_check_rejects_tampering():
+    a = resolve_spec("S5:swaps")
+    m = compile_householder(a)
+    assert exact_check(m, a)["ok"]
+
+    def swap_rows(x):
+        x[1][[0, 1]] = x[1][[1, 0]]
+        return x
+
+    cases = {
+        "L0.A": swap_rows,
+        "L0.beta": lambda x: np.where(x == 2, 2.5, x),
+        "L0.v": lambda x: x * 0.9,
+        "L0.h0": lambda x: x + 1,
+        "readout.states": lambda x: np.roll(x, 1),
+    }
+    for name, fn in cases.items():
+        res = exact_check(_tampered(m, name, fn), a)
+        assert not res["ok"], name
+    # a model for another automaton: the comparison with δ fails
+    other = Automaton(a.transitions[:, np.argsort(a.transitions[1])], states=a.states, symbols=a.symbols, initial=0)
+    assert not exact_check(m, other)["ok"]
+
+
+def test_exact_check_needs_closure_not_just_decoding():
+    a = resolve_spec("flipflop")
+    m = compile_householder(a)
+    # resets to 2·e_q still decode to q by nearest code point, but leave the code points: closure fails
+    bad = _tampered(m, "L0.B", lambda x: 2 * x)
+    res = exact_check(bad, a)
+    assert not res["ok"] and "closure" in res["failure"]
+
+
+def test_rotation_tampering_detected():
+    a = resolve_spec("Z60")
+    m = compile_householder(a)
+    assert not exact_check(_tampered(m, "L0.fargs", lambda x: x + np.array([0, 0])[None, None] + (x == 7)), a)["ok"]
+    assert not exact_check(_tampered(m, "L0.codes", lambda x: x[::-1].copy()), a)["ok"]
