@@ -15,7 +15,7 @@ Names describe the abstract group, not the action: the regular action of S3 on 6
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import factorial
 
 import numpy as np
@@ -216,7 +216,7 @@ def is_simple(G: PermutationGroup) -> bool:
     return len(f) == 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def _abelian_name(invariants: tuple[int, ...]) -> str:
     """C_a x C_b x … from sympy's abelian invariants (prime powers); cyclic if they are pairwise coprime."""
     from math import gcd
@@ -256,7 +256,7 @@ def group_name(G: PermutationGroup) -> str:
     d = _moved_points(G)
     if d >= 4 and order == factorial(d):
         return f"S{d}"  # natural action
-    if order >= 6 and order % 2 == 0 and G.is_dihedral:
+    if order % 2 == 0 and order <= 10_000 and G.is_solvable and G.is_dihedral:
         return f"D{order}"
     if G.is_perfect:
         if _is_natural_alternating(G):

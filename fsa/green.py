@@ -1,0 +1,284 @@
+"""Green's relations of a transition monoid, from the strongly connected components of its Cayley graphs.
+
+For s, t in a monoid M: s R t ⇔ sM = tM ⇔ s and t are mutually reachable in the right Cayley graph (edges
+s → s·δ_x); s L t ⇔ Ms = Mt ⇔ mutually reachable in the left Cayley graph (edges s → δ_x·s); H = R ∩ L; and, M
+being finite, D = J: s J t ⇔ MsM = MtM ⇔ mutually reachable in the union of both graphs. A D-class is regular
+when it contains an idempotent; the H-class of an idempotent e is a group, the maximal subgroup at e, which acts
+faithfully by permutations on the image of e (Clifford & Preston; Rhodes & Steinberg, The q-theory, §4.6).
+Components come from ``scipy.sparse.csgraph.connected_components(connection="strong")``: O(|M|·|Σ|).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sympy.combinatorics import PermutationGroup
+
+    from .monoid import TransitionMonoid
+
+
+def _scc_labels(*graphs: np.ndarray) -> np.ndarray:
+    """Labels of the strongly connected components of the union of the given (m, k) successor arrays,
+    renumbered in order of their smallest element (so the identity's class is 0)."""
+    m = len(graphs[0])
+    cols = np.concatenate([g.reshape(-1) for g in graphs]).astype(np.int32)
+    rows = np.concatenate([np.repeat(np.arange(m, dtype=np.int32), g.shape[1]) for g in graphs])
+    adj = csr_matrix((np.ones(len(cols), dtype=np.int8), (rows, cols)), shape=(m, m))
+    _, labels = connected_components(adj, directed=True, connection="strong")
+    return _first_occurrence_relabel(labels)
+
+
+def _first_occurrence_relabel(labels: np.ndarray) -> np.ndarray:
+    uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniq), dtype=np.int32)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(uniq), dtype=np.int32)
+    return rank[inverse.ravel()]
+
+
+def _classes(labels: np.ndarray) -> list[np.ndarray]:
+    order = np.argsort(labels, kind="stable")
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    return np.split(order, bounds)
+
+
+@dataclass
+class MaximalSubgroup:
+    """The maximal subgroup H_e at an idempotent e, acting on im(e) (positions 0..rank-1 of the sorted image).
+
+    ``permutations`` lists every element of H_e as a permutation of the image; ``generators`` a generating subset.
+    Sympy-backed properties (group, name, composition factors) are computed on first use.
+    """
+
+    d_class: int
+    idempotent: int
+    image: np.ndarray
+    elements: np.ndarray
+    monoid_elements: np.ndarray = field(repr=False)
+    unit_generators: np.ndarray | None = None
+    natural_action: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def permutations(self) -> np.ndarray:
+        """Every element of H_e as a permutation of the positions of im(e): (order, rank) int64."""
+
+        def perms() -> np.ndarray:
+            pos = np.full(len(self.monoid_elements[0]), -1, dtype=np.int64)
+            pos[self.image] = np.arange(self.rank)
+            return pos[self.monoid_elements[self.elements][:, self.image]]
+
+        return self._cached("permutations", perms)
+
+    @property
+    def generators(self) -> np.ndarray:
+        """A generating subset, as permutations of the image (the permutation generators δ_x for the group of
+        units, which they generate; a greedy search otherwise)."""
+        if self.unit_generators is not None:
+            return self.unit_generators
+        return self._cached("generators", lambda: _generating_subset(self.permutations))
+
+    @property
+    def order(self) -> int:
+        return len(self.elements)
+
+    @property
+    def rank(self) -> int:
+        return len(self.image)
+
+    @property
+    def group(self) -> PermutationGroup:
+        """A sympy PermutationGroup isomorphic to H_e: its action on im(e), reduced to a smaller faithful action
+        when the image is large, or the automaton's natural action when the monoid is that group."""
+        if "group" not in self._cache:
+            from .groups import permutation_group, smaller_faithful_action
+
+            if self.natural_action is not None:
+                G = permutation_group(self.natural_action)
+                if G.order() != self.order:
+                    G = None
+            else:
+                G = None
+            if G is None:
+                G = permutation_group(self.generators, degree=self.rank)
+                if self.rank > 16:
+                    G = smaller_faithful_action(G, order=self.order)
+            self._cache["group"] = G
+        return self._cache["group"]
+
+    @property
+    def name(self) -> str:
+        from .groups import group_name
+
+        if self.order == 1:
+            return "C1"
+        return self._cached("name", lambda: group_name(self.group))
+
+    @property
+    def composition_factors(self) -> list[str]:
+        from .groups import composition_factors
+
+        if self.order == 1:
+            return []
+        return self._cached("factors", lambda: composition_factors(self.group))
+
+    @property
+    def is_abelian(self) -> bool:
+        gens = self.generators
+        # generators commute pairwise ⇔ abelian
+        return bool(all(np.array_equal(a[b], b[a]) for a in gens for b in gens))
+
+    @property
+    def is_solvable(self) -> bool:
+        if self.order == 1 or self.is_abelian:
+            return True
+        return self._cached("solvable", lambda: bool(self.group.is_solvable))
+
+    def _cached(self, key: str, fn: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "rank": self.rank,
+            "name": self.name,
+            "composition_factors": self.composition_factors,
+            "is_abelian": self.is_abelian,
+            "is_solvable": self.is_solvable,
+        }
+
+
+class GreenStructure:
+    """R, L, H and D labels of every element of a TransitionMonoid (class ids numbered by smallest element)."""
+
+    def __init__(self, monoid: TransitionMonoid) -> None:
+        self.monoid = monoid
+        self.R = _scc_labels(monoid.right_cayley)
+        self.L = _scc_labels(monoid.left_cayley)
+        self.D = _scc_labels(monoid.right_cayley, monoid.left_cayley)
+        nL = int(self.L.max()) + 1
+        self.H = _first_occurrence_relabel(self.R.astype(np.int64) * nL + self.L)
+
+    @property
+    def number_of_R_classes(self) -> int:
+        return int(self.R.max()) + 1
+
+    @property
+    def number_of_L_classes(self) -> int:
+        return int(self.L.max()) + 1
+
+    @property
+    def number_of_H_classes(self) -> int:
+        return int(self.H.max()) + 1
+
+    @property
+    def number_of_D_classes(self) -> int:
+        return int(self.D.max()) + 1
+
+    def D_classes(self) -> list[np.ndarray]:
+        """Element ids of each D-class (the identity's first)."""
+        return _classes(self.D)
+
+    def R_classes(self) -> list[np.ndarray]:
+        return _classes(self.R)
+
+    def L_classes(self) -> list[np.ndarray]:
+        return _classes(self.L)
+
+    def H_classes(self) -> list[np.ndarray]:
+        return _classes(self.H)
+
+    @cached_property
+    def regular_D_mask(self) -> np.ndarray:
+        """Per D-class: whether it contains an idempotent (is regular)."""
+        mask = np.zeros(self.number_of_D_classes, dtype=bool)
+        mask[self.D[self.monoid.idempotents]] = True
+        return mask
+
+    @property
+    def number_of_regular_D_classes(self) -> int:
+        return int(self.regular_D_mask.sum())
+
+    def is_regular_element(self, i: int) -> bool:
+        return bool(self.regular_D_mask[self.D[int(i)]])
+
+    @cached_property
+    def maximal_subgroups(self) -> list[MaximalSubgroup]:
+        """One maximal subgroup per regular D-class (at its first idempotent), in D-class order.
+
+        All maximal subgroups in one D-class are isomorphic, so this lists every isomorphism type that occurs.
+        """
+        M = self.monoid
+        idem = M.idempotents
+        first_idem = {}
+        for e in idem[np.argsort(self.D[idem], kind="stable")]:
+            first_idem.setdefault(int(self.D[e]), int(e))
+        natural = None
+        if M.automaton is not None and M.automaton.action is not None and _is_group(M):
+            natural = np.asarray(M.automaton.action)
+        out = []
+        for d in sorted(first_idem):
+            e = first_idem[d]
+            out.append(_maximal_subgroup(M, self.H, d, e, natural if d == 0 else None))
+        return out
+
+
+def _is_group(M: TransitionMonoid) -> bool:
+    g = M.generators
+    return bool(np.all(np.sort(g, axis=1) == np.arange(M.n_states)))
+
+
+def _maximal_subgroup(M: TransitionMonoid, H: np.ndarray, d: int, e: int, natural: Any) -> MaximalSubgroup:
+    elements = np.flatnonzero(H == H[e])
+    return MaximalSubgroup(
+        d_class=d,
+        idempotent=e,
+        image=np.unique(M.elements[e]).astype(np.int64),
+        elements=elements,
+        monoid_elements=M.elements,
+        unit_generators=_unit_generators(M) if e == 0 else None,
+        natural_action=natural,
+    )
+
+
+def _unit_generators(M: TransitionMonoid) -> np.ndarray:
+    """The generators δ_x that are permutations: they generate the group of units (a product of transformations
+    is a permutation only if every factor is)."""
+    g = M.generators.astype(np.int64)
+    perms = g[np.all(np.sort(g, axis=1) == np.arange(M.n_states), axis=1)]
+    perms = np.unique(perms, axis=0) if len(perms) else perms
+    return perms if len(perms) else np.arange(M.n_states)[None, :]
+
+
+def _generating_subset(perms: np.ndarray) -> np.ndarray:
+    """A small subset of the group ``perms`` (all its elements, as permutations) that generates it: greedily add
+    the first element outside the subgroup generated so far (closure by the vectorized monoid BFS)."""
+    from .monoid import TransitionMonoid
+
+    order, r = perms.shape
+    ident = np.arange(r)
+    chosen: list[np.ndarray] = []
+    closure_size = 1
+    member = None
+    candidates = [p for p in perms if not np.array_equal(p, ident)]
+    while closure_size < order:
+        if member is None:
+            nxt = candidates[0]
+        else:
+            ids = member.index(np.asarray(candidates))
+            nxt = candidates[int(np.flatnonzero(np.asarray(ids) < 0)[0])]
+        chosen.append(nxt)
+        member = TransitionMonoid(np.asarray(chosen))
+        closure_size = member.size
+    return np.asarray(chosen) if chosen else ident[None, :]
+
+
+__all__ = ["GreenStructure", "MaximalSubgroup"]

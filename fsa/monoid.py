@@ -1,0 +1,419 @@
+"""The transition monoid M_δ = {δ_w : w ∈ Σ*} of a semiautomaton, enumerated by a vectorized breadth-first search.
+
+Product convention (DESIGN.md, libsemigroups'): s·t = "apply s, then t" = ``t[s]``, so δ_{uv} = δ_u·δ_v.
+Element 0 is the identity δ_ε; the others follow in breadth-first (shortlex) order of their shortest words.
+
+Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:
+- ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT);
+- ``sorted``: the same code as int64 (n^n < 2^63, n ≤ 15) in a sorted array searched with ``np.searchsorted``;
+- ``hash``: a 64-bit multiplicative hash, sorted likewise; every hit is verified against the stored images, so the
+  result stays exact (a hash collision raises instead of merging two elements).
+Each BFS layer is composed with every generator at once by numpy gathers, its keys looked up, and the new ones
+deduplicated with ``np.unique``; the right Cayley graph falls out of the search, the left one is a column gather
+of all elements per generator.
+
+Limits: at most ``max_elements`` elements (default MAX_ELEMENTS) and ``max_bytes`` of element storage and Cayley
+graphs (default MAX_BYTES); both are checked before each layer is stored and raise LimitExceededError.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .errors import LimitExceededError, SpecError
+
+#: Default limit on the number of elements (T_8 has 16,777,216).
+MAX_ELEMENTS = 1 << 25
+#: Default limit on the bytes held by element images and both Cayley graphs.
+MAX_BYTES = 6 << 30
+#: n^n up to this size uses a dense int32 lookup table (128 MiB at most).
+DENSE_LIMIT = 1 << 25
+#: Target number of image entries composed per vectorized step (bounds temporary memory).
+CHUNK_ENTRIES = 1 << 23
+
+
+def _image_dtype(n: int) -> np.dtype:
+    if n <= 1 << 8:
+        return np.dtype(np.uint8)
+    if n <= 1 << 16:
+        return np.dtype(np.uint16)
+    return np.dtype(np.int32)
+
+
+class _Keys:
+    """Integer keys of image rows and a key → id index (dense table, or sorted keys with ids)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        big = n**n
+        if big <= DENSE_LIMIT:
+            self.mode = "dense"
+            self.weights = n ** np.arange(n, dtype=np.int32)
+            self.table = np.full(big, -1, dtype=np.int32)
+        else:
+            self.mode = "sorted" if big < (1 << 63) else "hash"
+            if self.mode == "sorted":
+                self.weights = n ** np.arange(n, dtype=np.int64)
+            else:
+                rng = np.random.default_rng(0x5EED)
+                self.weights = rng.integers(1, 1 << 62, size=n, dtype=np.int64).astype(np.uint64) * 2 + 1
+            self.keys = np.empty(0, dtype=np.int64 if self.mode == "sorted" else np.uint64)
+            self.ids = np.empty(0, dtype=np.int32)
+
+    @property
+    def exact(self) -> bool:
+        return self.mode != "hash"
+
+    def encode(self, rows: np.ndarray) -> np.ndarray:
+        """Keys of image rows (r, n): Σ rows[:, i]·w[i] in int32 (dense), int64 (sorted) or wrapping uint64 (hash)."""
+        w = self.weights
+        if self.n > 64:
+            return rows.astype(w.dtype) @ w
+        acc = rows[:, 0].astype(w.dtype) * w[0]
+        for i in range(1, self.n):
+            acc += rows[:, i].astype(w.dtype) * w[i]
+        return acc
+
+    def encode_products(self, rows: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Keys of the products rows·t = t[rows] without forming them: Σ_i (t·w[i])[rows[:, i]] (n table gathers)."""
+        w = self.weights
+        if self.n > 64:  # few rows, long images: form the products and take one dot product per row
+            return t.astype(w.dtype)[rows] @ w
+        tw = t.astype(w.dtype)[None, :] * w[:, None]  # tw[i, v] = t[v]·w[i]
+        acc = np.take(tw[0], rows[:, 0])
+        for i in range(1, self.n):
+            acc += np.take(tw[i], rows[:, i])
+        return acc
+
+    def encode_columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Keys of rows[:, columns] without gathering: Σ_j rows[:, j]·(Σ_{i: columns[i] = j} w[i])."""
+        if self.n > 64:
+            return self.encode(rows[:, columns])
+        w = np.zeros(self.n, dtype=self.weights.dtype)
+        np.add.at(w, columns, self.weights)
+        acc = np.zeros(len(rows), dtype=w.dtype)
+        for j in np.flatnonzero(w):
+            acc += rows[:, j].astype(w.dtype) * w[j]
+        return acc
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Ids of the keys, -1 where unknown."""
+        if self.mode == "dense":
+            return self.table[keys]
+        if len(self.keys) == 0:
+            return np.full(len(keys), -1, dtype=np.int32)
+        pos = np.searchsorted(self.keys, keys)
+        np.minimum(pos, len(self.keys) - 1, out=pos)
+        return np.where(self.keys[pos] == keys, self.ids[pos], -1).astype(np.int32)
+
+    def dedup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For unknown keys (with repeats): the positions of one representative per distinct key, in increasing
+        order, and for every key the rank of its representative. Dense mode scatters into the table (O(r));
+        otherwise sorts (O(r log r))."""
+        if self.mode == "dense":
+            pos = np.arange(len(keys), dtype=np.int32)
+            self.table[keys] = -2 - pos  # any writer wins; all equal keys then read the same winner
+            winner = -2 - self.table[keys]
+            reps = np.flatnonzero(winner == pos)
+            rank = np.empty(len(keys), dtype=np.int32)
+            rank[reps] = np.arange(len(reps), dtype=np.int32)
+            self.table[keys] = -1
+            return reps, rank[winner]
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        return first[order], rank[inverse.ravel()]
+
+    def add(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        """Insert new (distinct, unknown) keys."""
+        if self.mode == "dense":
+            self.table[keys] = ids
+            return
+        order = np.argsort(keys, kind="stable")
+        keys, ids = keys[order], ids[order]
+        pos = np.searchsorted(self.keys, keys)
+        self.keys = np.insert(self.keys, pos, keys)
+        self.ids = np.insert(self.ids, pos, ids.astype(np.int32))
+
+
+def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
+    from .automaton import Automaton
+
+    if isinstance(source, Automaton):
+        return np.asarray(source.transitions), source
+    try:
+        gens = np.asarray(source, dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"transformations must be an integer array of shape (k, n): {exc}") from None
+    if gens.ndim != 2 or gens.shape[1] == 0:
+        raise SpecError(f"transformations must have shape (k, n) with n ≥ 1, got {gens.shape}")
+    n = gens.shape[1]
+    if gens.size and (gens.min() < 0 or gens.max() >= n):
+        raise SpecError(f"transformation images must lie in 0..{n - 1}")
+    return gens, None
+
+
+class TransitionMonoid:
+    """The transition monoid of an automaton (or of a list of transformations of {0..n-1}), fully enumerated.
+
+    ``TransitionMonoid(automaton)`` or ``TransitionMonoid([[1, 2, 0], [0, 0, 2]])``; ``len(M)`` = ``M.size``.
+    Construction runs the full enumeration with the right Cayley graph: O(|M|·|Σ|·n) time, O(|M|·(n + |Σ|))
+    memory, within ``max_elements`` and ``max_bytes`` (LimitExceededError otherwise). The left Cayley graph,
+    idempotents and Green's structure are computed on first use.
+
+    Attributes: ``elements`` (|M|, n) image arrays, element i = δ_{word(i)}; ``right_cayley`` (|M|, |Σ|) int32 with
+    right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x).
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        max_elements: int = MAX_ELEMENTS,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        gens, automaton = _as_generators(source)
+        self.automaton = automaton
+        k, n = gens.shape
+        self.n_states, self.n_generators = n, k
+        self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
+        dtype = _image_dtype(n)
+        self._gens = gens.astype(dtype)
+        self._keys = _Keys(n)
+        self._enumerate(dtype)
+
+    # ------------------------------------------------------------------ enumeration
+    def _bytes_per_element(self) -> int:
+        return self.n_states * self._gens.itemsize + 2 * 4 * self.n_generators + 12
+
+    def _check_limits(self, size: int) -> None:
+        if size > self.max_elements:
+            raise LimitExceededError(
+                f"transition monoid has more than {size - 1:,} elements; the limit is max_elements="
+                f"{self.max_elements:,}"
+            )
+        need = size * self._bytes_per_element()
+        if need > self.max_bytes:
+            raise LimitExceededError(
+                f"transition monoid needs more than {need / 2**30:.2f} GiB at {size:,} elements; the limit is "
+                f"max_bytes={self.max_bytes / 2**30:.2f} GiB"
+            )
+
+    def _enumerate(self, dtype: np.dtype) -> None:
+        n, k = self.n_states, self.n_generators
+        gens = self._gens
+        keys = self._keys
+        identity = np.arange(n, dtype=dtype)[None, :]
+        keys.add(keys.encode(identity), np.zeros(1, dtype=np.int32))
+        self._store = np.empty((min(1024, self.max_elements), n), dtype=dtype)
+        self._store[0] = identity
+        rights, parents, symbols = [], [np.array([-1], np.int64)], [np.array([-1], np.int64)]
+        frontier, start, size = identity, 0, 1
+        chunk = max(1, CHUNK_ENTRIES // (k * n))
+        layer_sizes = [1]
+        while len(frontier):
+            new_layer: list[np.ndarray] = []
+            for c0 in range(0, len(frontier), chunk):
+                block = frontier[c0 : c0 + chunk]
+                # keys of the products s·δ_x = δ_x[s] for every s in the block and every x, in (s, x) order
+                codes = np.empty((len(block), k), dtype=keys.weights.dtype)
+                for x in range(k):
+                    codes[:, x] = keys.encode_products(block, gens[x])
+                codes = codes.reshape(-1)
+                ids = keys.find(codes)
+                if not keys.exact:
+                    self._verify(block, ids, size)
+                unknown = np.flatnonzero(ids < 0)
+                if len(unknown):
+                    reps, rank = keys.dedup(codes[unknown])
+                    self._check_limits(size + len(reps))
+                    firsts = unknown[reps]
+                    imgs = gens[firsts % k, block[firsts // k].T].T  # δ_x[s] for each new (s, x)
+                    if not keys.exact and not np.array_equal(imgs[rank], self._products(block, unknown)):
+                        raise LimitExceededError("64-bit hash collision between distinct transformations")
+                    keys.add(codes[firsts], np.arange(size, size + len(reps), dtype=np.int32))
+                    ids[unknown] = size + rank
+                    self._append(imgs, size)
+                    new_layer.append(imgs)
+                    parents.append(start + c0 + firsts // k)
+                    symbols.append(firsts % k)
+                    size += len(reps)
+                rights.append(ids.reshape(-1, k))
+            start += len(frontier)
+            frontier = np.concatenate(new_layer) if new_layer else np.empty((0, n), dtype=dtype)
+            if len(frontier):
+                layer_sizes.append(len(frontier))
+        self.elements = self._store[:size].copy()
+        del self._store
+        self.right_cayley = np.concatenate(rights).astype(np.int32)
+        self.parent = np.concatenate(parents).astype(np.int32)
+        self.last_symbol = np.concatenate(symbols).astype(np.int32)
+        self.layer_sizes = np.array(layer_sizes, dtype=np.int64)
+        for a in (self.elements, self.right_cayley, self.parent, self.last_symbol):
+            a.setflags(write=False)
+
+    def _products(self, block: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """The products block[f // k]·δ_{f % k} for flat (s, x) positions f."""
+        k = self.n_generators
+        return self._gens[flat % k, block[flat // k].T].T
+
+    def _append(self, imgs: np.ndarray, size: int) -> None:
+        """Store new elements at ids size.. (capacity doubles)."""
+        need = size + len(imgs)
+        if need > len(self._store):
+            cap = max(need, 2 * len(self._store))
+            grown = np.empty((cap, self.n_states), dtype=self._store.dtype)
+            grown[:size] = self._store[:size]
+            self._store = grown
+        self._store[size:need] = imgs
+
+    def _verify(self, block: np.ndarray, ids: np.ndarray, size: int) -> None:
+        """Hash mode: the stored image of every hit must equal the computed product (exactness)."""
+        hit = np.flatnonzero(ids >= 0)
+        if not len(hit):
+            return
+        if not np.array_equal(self._store[ids[hit]], self._products(block, hit)):
+            raise LimitExceededError("64-bit hash collision between distinct transformations")
+
+    # ------------------------------------------------------------------ basic API
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    @property
+    def size(self) -> int:
+        """Number of elements |M| (the identity included)."""
+        return len(self.elements)
+
+    def __repr__(self) -> str:
+        return f"TransitionMonoid(size={self.size}, states={self.n_states}, generators={self.n_generators})"
+
+    @property
+    def generators(self) -> np.ndarray:
+        """The generators δ_x as a (|Σ|, n) array."""
+        return self._gens
+
+    def index(self, transformations: Any) -> np.ndarray | int:
+        """Ids of transformations (one image array, or an (r, n) array of them); -1 for non-members."""
+        arr = np.asarray(transformations)
+        single = arr.ndim == 1
+        rows = np.atleast_2d(arr)
+        if rows.shape[1] != self.n_states:
+            raise SpecError(f"transformations must have {self.n_states} images, got {rows.shape[1]}")
+        if rows.min() < 0 or rows.max() >= self.n_states:
+            return -1 if single else np.full(len(rows), -1, dtype=np.int32)
+        rows = rows.astype(self.elements.dtype)
+        ids = self._keys.find(self._keys.encode(rows))
+        if not self._keys.exact:
+            ok = ids >= 0
+            ok[ok] = np.all(self.elements[ids[ok]] == rows[ok], axis=1)
+            ids = np.where(ok, ids, -1)
+        return int(ids[0]) if single else ids
+
+    def word(self, i: int) -> list[int]:
+        """A shortest word (symbol indices) w with δ_w = element i (from the BFS tree)."""
+        out = []
+        i = int(i)
+        while i > 0:
+            out.append(int(self.last_symbol[i]))
+            i = int(self.parent[i])
+        return out[::-1]
+
+    def word_length(self) -> np.ndarray:
+        """Length of a shortest word of every element (BFS depth)."""
+        return np.repeat(np.arange(len(self.layer_sizes)), self.layer_sizes)
+
+    def product(self, i: int, j: int) -> int:
+        """Id of element i · element j (apply i, then j)."""
+        return int(self.index(self.elements[j][self.elements[i]]))
+
+    def multiplication_table(self, limit: int = 4096) -> np.ndarray:
+        """The |M|×|M| table T[i, j] = id(i·j). Refused (LimitExceededError) above ``limit`` elements."""
+        m = self.size
+        if m > limit:
+            raise LimitExceededError(f"multiplication table of {m:,} elements exceeds the limit of {limit:,}")
+        E = self.elements
+        rows = E[:, E]  # rows[j, i, :] = E[j][E[i]] = i·j
+        return self.index(rows.transpose(1, 0, 2).reshape(-1, self.n_states)).reshape(m, m)
+
+    @cached_property
+    def left_cayley(self) -> np.ndarray:
+        """(|M|, |Σ|) int32: left_cayley[s, x] = id(δ_x·s) = id(s[δ_x]). One column gather of all elements per
+        generator, O(|M|·|Σ|·n)."""
+        E = self.elements
+        m, n, k = self.size, self.n_states, self.n_generators
+        out = np.empty((m, k), dtype=np.int32)
+        chunk = max(1, CHUNK_ENTRIES // n)
+        for x in range(k):
+            g = self._gens[x].astype(np.intp)
+            for c0 in range(0, m, chunk):
+                ids = self._keys.find(self._keys.encode_columns(E[c0 : c0 + chunk], g))
+                if not self._keys.exact and not np.array_equal(E[ids], E[c0 : c0 + chunk][:, g]):
+                    raise LimitExceededError("64-bit hash collision between distinct transformations")
+                out[c0 : c0 + chunk, x] = ids
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def idempotent_mask(self) -> np.ndarray:
+        """Boolean mask of the idempotents e·e = e (e[e] == e)."""
+        E = self.elements
+        return np.all(np.take_along_axis(E, E.astype(np.intp), axis=1) == E, axis=1)
+
+    @property
+    def idempotents(self) -> np.ndarray:
+        """Ids of the idempotents."""
+        return np.flatnonzero(self.idempotent_mask)
+
+    @property
+    def number_of_idempotents(self) -> int:
+        return int(self.idempotent_mask.sum())
+
+    # ------------------------------------------------------------------ Green's structure (fsa/green.py)
+    @cached_property
+    def green(self) -> Any:
+        """Green's relations R, L, H, D (computed on first use; see :mod:`fsa2rnn.fsa.green`)."""
+        from .green import GreenStructure
+
+        return GreenStructure(self)
+
+    def D_classes(self) -> list[np.ndarray]:
+        return self.green.D_classes()
+
+    @property
+    def number_of_D_classes(self) -> int:
+        return self.green.number_of_D_classes
+
+    @property
+    def number_of_R_classes(self) -> int:
+        return self.green.number_of_R_classes
+
+    @property
+    def number_of_L_classes(self) -> int:
+        return self.green.number_of_L_classes
+
+    @property
+    def number_of_H_classes(self) -> int:
+        return self.green.number_of_H_classes
+
+    def is_regular_element(self, i: int) -> bool:
+        """Whether element i is regular (its D-class contains an idempotent)."""
+        return self.green.is_regular_element(i)
+
+
+def full_transformation_generators(n: int) -> np.ndarray:
+    """Standard generators of T_n: the n-cycle, the transposition (0 1) and the map 1 ↦ 0 fixing the rest."""
+    cyc = np.roll(np.arange(n), -1)
+    swap = np.arange(n)
+    if n > 1:
+        swap[[0, 1]] = [1, 0]
+    col = np.arange(n)
+    if n > 1:
+        col[1] = 0
+    return np.stack([cyc, swap, col])
+
+
+__all__ = ["TransitionMonoid", "full_transformation_generators", "MAX_ELEMENTS", "MAX_BYTES", "DENSE_LIMIT"]
