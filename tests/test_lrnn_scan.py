@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 from fsa2rnn.nn.ops.lrnn_scan import (
+    logdepth_scan_diagonal,
+    logdepth_scan_lrnn,
     naive_recurrent_diagonal,
     naive_recurrent_gh,
     naive_recurrent_lrnn,
@@ -33,8 +35,9 @@ def test_parallel_matches_sequential(bsz, length, n, segment):
     a, b, h0 = _tables(7, n, seed=length)
     rows = torch.randint(0, 7, (bsz, length), generator=torch.Generator().manual_seed(1))
     ref = naive_recurrent_lrnn(a, b, rows, h0)
-    got = parallel_scan_lrnn(a, b, rows, h0, segment=segment)
-    assert _err_ratio(ref, got) < 1e-10
+    for chunk in (1, 4, 16):
+        assert _err_ratio(ref, parallel_scan_lrnn(a, b, rows, h0, segment=segment, chunk=chunk)) < 1e-10
+    assert _err_ratio(ref, logdepth_scan_lrnn(a, b, rows, h0, segment=segment)) < 1e-10
 
 
 def test_parallel_matches_torch_associative_scan():
@@ -85,7 +88,8 @@ def test_diagonal_parallel_matches_sequential(length, segment):
     for t in range(length):
         h = lc[rows[:, t]] * h + bc[rows[:, t]]
     assert torch.allclose(torch.view_as_complex(ref[:, -1].contiguous()), h)
-    assert _err_ratio(ref, parallel_scan_diagonal(lam, b, rows, h0, segment=segment)) < 1e-10
+    assert _err_ratio(ref, parallel_scan_diagonal(lam, b, rows, h0, segment=segment, chunk=8)) < 1e-10
+    assert _err_ratio(ref, logdepth_scan_diagonal(lam, b, rows, h0, segment=segment)) < 1e-10
 
 
 def test_permutation_products_stay_exact_in_low_precision():
@@ -95,5 +99,6 @@ def test_permutation_products_stay_exact_in_low_precision():
     h0 = torch.arange(1, 6, dtype=torch.float64)
     ref = naive_recurrent_lrnn(perms.double(), torch.zeros(4, 5, dtype=torch.float64), rows, h0)
     for dt in (torch.float32, torch.bfloat16, torch.float16):
-        got = parallel_scan_lrnn(perms.to(dt), torch.zeros(4, 5, dtype=dt), rows, h0.to(dt), segment=64)
-        assert torch.equal(got.double(), ref)
+        for scan in (parallel_scan_lrnn, logdepth_scan_lrnn):
+            got = scan(perms.to(dt), torch.zeros(4, 5, dtype=dt), rows, h0.to(dt), segment=64)
+            assert torch.equal(got.double(), ref)

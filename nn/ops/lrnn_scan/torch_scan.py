@@ -1,9 +1,15 @@
-"""Parallel (log-depth) scan of affine maps h ↦ A h + b in pure torch.
+"""Parallel scans of affine maps h ↦ A h + b in pure torch.
 
 The recurrence H_t = A_t H_{t−1} + b_t is the prefix composition of the affine maps (A_t, b_t) under
-(A₂, b₂) ∘ (A₁, b₁) = (A₂A₁, A₂b₁ + b₂), which is associative, so it runs as a Hillis–Steele inclusive scan in
-⌈log₂ S⌉ rounds over segments of S steps; the segments are chained sequentially through their carried state, which
-bounds memory at (B, S, n, n) per segment. Diagonal maps compose elementwise (complex, as (re, im) pairs).
+(A₂, b₂) ∘ (A₁, b₁) = (A₂A₁, A₂b₁ + b₂), which is associative. Two schedules:
+
+- ``parallel_scan_lrnn`` (chunked, the default parallel path): the sequence is cut into chunks of C steps; all chunks
+  compose their prefixes at once (C batched steps), the chunk totals are chained (T/C small steps), and every
+  position is finished with one batched product — sequential depth C + T/C, work O(T n³).
+- ``logdepth_scan_lrnn``: a Hillis–Steele inclusive scan in ⌈log₂ S⌉ rounds (work O(T log S · n³)).
+
+Both run over segments of S steps chained through the carried state, which bounds memory at (B, S, n, n).
+Diagonal maps compose elementwise (complex, as (re, im) pairs).
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ import torch
 
 from .naive import cmul
 
-#: steps per segment: memory is B·S·n² per segment, rounds ⌈log₂ S⌉
+#: steps per segment: memory is B·S·n² per segment
 DEFAULT_SEGMENT = 2048
+#: steps per chunk of the chunked scan
+DEFAULT_CHUNK = 16
 
 
 def _gather(table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -49,7 +57,7 @@ def _scan_diagonal(lam: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, to
     return lam, b
 
 
-def parallel_scan_lrnn(
+def logdepth_scan_lrnn(
     a_table: torch.Tensor,
     b_table: torch.Tensor,
     rows: torch.LongTensor,
@@ -69,7 +77,7 @@ def parallel_scan_lrnn(
     return out
 
 
-def parallel_scan_diagonal(
+def logdepth_scan_diagonal(
     lam_table: torch.Tensor,
     b_table: torch.Tensor,
     rows: torch.LongTensor,
@@ -87,3 +95,92 @@ def parallel_scan_diagonal(
         out[:, s : s + segment] = seg
         h = seg[:, -1]
     return out
+
+
+def _chunked(a: torch.Tensor, b: torch.Tensor, h: torch.Tensor, chunk: int, diagonal: bool) -> torch.Tensor:
+    """One segment: a (B, S, ...) and b (B, S, ...) with S a multiple of chunk, carried state h → states (B, S, ...).
+
+    Inside the segment the chunk position leads ((C, B·K, ...), contiguous per step) so that every batched product
+    reads and writes contiguous memory.
+    """
+    bsz, length = a.shape[:2]
+    k = length // chunk
+    a_shape, b_shape = a.shape[2:], b.shape[2:]
+    a = a.reshape(bsz * k, chunk, *a_shape).transpose(0, 1).contiguous()  # (C, B·K, ...)
+    b = b.reshape(bsz * k, chunk, *b_shape).transpose(0, 1).contiguous()
+    p, c = torch.empty_like(a), torch.empty_like(b)
+    p[0], c[0] = a[0], b[0]
+    for j in range(1, chunk):  # prefixes inside every chunk at once
+        if diagonal:
+            p[j] = cmul(a[j], p[j - 1])
+            c[j] = cmul(a[j], c[j - 1]) + b[j]
+        else:
+            torch.bmm(a[j], p[j - 1], out=p[j])
+            c[j] = torch.bmm(a[j], c[j - 1].unsqueeze(-1)).squeeze(-1) + b[j]
+    p_tot = p[-1].reshape(bsz, k, *a_shape)
+    c_tot = c[-1].reshape(bsz, k, *b_shape)
+    h_in = torch.empty(bsz, k, *b_shape, dtype=b.dtype, device=b.device)
+    for i in range(k):  # chain the chunk totals
+        h_in[:, i] = h
+        if diagonal:
+            h = cmul(p_tot[:, i], h) + c_tot[:, i]
+        else:
+            h = torch.bmm(p_tot[:, i], h.unsqueeze(-1)).squeeze(-1) + c_tot[:, i]
+    h_in = h_in.reshape(1, bsz * k, *b_shape)
+    if diagonal:
+        out = cmul(p, h_in) + c
+    else:
+        out = torch.matmul(p, h_in.unsqueeze(-1)).squeeze(-1) + c
+    return out.transpose(0, 1).reshape(bsz, length, *b_shape)
+
+
+def _padded_tables(a_table: torch.Tensor, b_table: torch.Tensor, diagonal: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tables with one extra identity row (A = I, b = 0) used to pad the last chunk."""
+    if diagonal:
+        ident = torch.zeros_like(a_table[:1])
+        ident[..., 0] = 1
+    else:
+        ident = torch.eye(a_table.shape[-1], dtype=a_table.dtype, device=a_table.device)[None]
+    return torch.cat([a_table, ident]), torch.cat([b_table, torch.zeros_like(b_table[:1])])
+
+
+def _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal):
+    bsz, length = rows.shape
+    a_ext, b_ext = _padded_tables(a_table, b_table, diagonal)
+    pad_row = a_table.shape[0]
+    h = h0.expand(bsz, *h0.shape)
+    out = h0.new_empty(bsz, length, *h0.shape)
+    segment = max(chunk, segment - segment % chunk)
+    for s in range(0, length, segment):
+        r = rows[:, s : s + segment]
+        n = r.shape[1]
+        if n % chunk:
+            r = torch.cat([r, r.new_full((bsz, chunk - n % chunk), pad_row)], dim=1)
+        seg = _chunked(_gather(a_ext, r), _gather(b_ext, r), h, chunk, diagonal)[:, :n]
+        out[:, s : s + n] = seg
+        h = seg[:, -1]
+    return out
+
+
+def parallel_scan_lrnn(
+    a_table: torch.Tensor,
+    b_table: torch.Tensor,
+    rows: torch.LongTensor,
+    h0: torch.Tensor,
+    segment: int = 8192,
+    chunk: int = DEFAULT_CHUNK,
+) -> torch.Tensor:
+    """Chunked scan; same contract as naive_recurrent_lrnn: (R, n, n), (R, n), rows (B, T), h0 (n,) → (B, T, n)."""
+    return _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal=False)
+
+
+def parallel_scan_diagonal(
+    lam_table: torch.Tensor,
+    b_table: torch.Tensor,
+    rows: torch.LongTensor,
+    h0: torch.Tensor,
+    segment: int = 8192,
+    chunk: int = DEFAULT_CHUNK,
+) -> torch.Tensor:
+    """Chunked scan; same contract as naive_recurrent_diagonal, (re, im) in the last dimension."""
+    return _chunked_scan(lam_table, b_table, rows, h0, segment, chunk, diagonal=True)
