@@ -193,13 +193,12 @@ class TransitionMonoid:
     def _check_limits(self, size: int) -> None:
         if size > self.max_elements:
             raise LimitExceededError(
-                f"transition monoid has more than {size - 1:,} elements; the limit is max_elements="
-                f"{self.max_elements:,}"
+                f"transition monoid has at least {size:,} elements; the limit is max_elements={self.max_elements:,}"
             )
         need = size * self._bytes_per_element()
         if need > self.max_bytes:
             raise LimitExceededError(
-                f"transition monoid needs more than {need / 2**30:.2f} GiB at {size:,} elements; the limit is "
+                f"transition monoid needs at least {need / 2**30:.2f} GiB for {size:,} elements; the limit is "
                 f"max_bytes={self.max_bytes / 2**30:.2f} GiB"
             )
 

@@ -1,0 +1,94 @@
+"""`fsa2rnn analyze SPEC`: transition monoid, Green's classes, maximal subgroups, classification, realizability."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.classify import classify
+from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.fsa.monoid import MAX_ELEMENTS, TransitionMonoid
+from fsa2rnn.fsa.realizability import realizability
+
+from .errors import echo_json
+
+
+def analysis(a: Automaton, max_elements: int = MAX_ELEMENTS, cascade: bool = True) -> dict[str, Any]:
+    """The JSON object of `analyze --json`: {"automaton": …, "monoid": …, "realizability": …}."""
+    M = TransitionMonoid(a, max_elements=max_elements)
+    G = M.green
+    monoid: dict[str, Any] = {
+        "size": M.size,
+        "idempotents": M.number_of_idempotents,
+        "d_classes": G.number_of_D_classes,
+        "regular_d_classes": G.number_of_regular_D_classes,
+        "r_classes": G.number_of_R_classes,
+        "l_classes": G.number_of_L_classes,
+        "h_classes": G.number_of_H_classes,
+    }
+    monoid.update(classify(M))
+    monoid["subgroups"] = [dict(d_class=h.d_class, **h.to_dict()) for h in G.maximal_subgroups]
+    return {
+        "automaton": {"name": a.name, "states": a.n_states, "symbols": a.n_symbols},
+        "monoid": monoid,
+        "realizability": realizability(a, M, cascade=cascade),
+    }
+
+
+def _yes(v: Any) -> str:
+    return "yes" if v else "no"
+
+
+def _verdict(v: dict[str, Any]) -> str:
+    sizes = [f"{k}={v[k]}" for k in ("layers", "width", "heads", "indices", "reflections_per_step") if v.get(k)]
+    head = _yes(v["realizes"]) + (f" ({', '.join(sizes)})" if sizes and v["realizes"] else "")
+    return f"{head} — {v.get('note', '') + '; ' if v.get('note') and v['realizes'] else ''}{v['theorem']}"
+
+
+def _text(report: dict[str, Any]) -> list[str]:
+    a, m = report["automaton"], report["monoid"]
+    name = a["name"] or "automaton"
+    lines = [
+        f"{name}: {a['states']} states, {a['symbols']} symbols",
+        f"transition monoid: {m['size']:,} elements, {m['idempotents']:,} idempotents",
+        f"Green's classes: D={m['d_classes']} ({m['regular_d_classes']} regular), R={m['r_classes']}, "
+        f"L={m['l_classes']}, H={m['h_classes']}",
+        f"group: {_yes(m['is_group'])}   aperiodic: {_yes(m['is_aperiodic'])}   commutative: "
+        f"{_yes(m['is_commutative'])}   solvable: {_yes(m['is_solvable'])}   definite: "
+        + (f"yes (degree {m['definite_degree']})" if m["is_definite"] else "no"),
+        "maximal subgroups (one per regular D-class):",
+    ]
+    for h in m["subgroups"]:
+        factors = ", ".join(h["composition_factors"]) or "none"
+        lines.append(
+            f"  D-class {h['d_class']}: {h['name']} (order {h['order']}, on {h['rank']} point{'s' if h['rank'] > 1 else ''}); "
+            f"composition factors: {factors}"
+        )
+    lines.append("realizability (exact: finite set of exact states; robust: η-perturbations at every length):")
+    for family, cols in report["realizability"].items():
+        lines.append(f"  {family}")
+        for col in ("exact", "robust"):
+            lines.append(f"    {col:<6} {_verdict(cols[col])}")
+    return lines
+
+
+@click.command("analyze")
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--max-elements",
+    type=click.IntRange(min=1),
+    default=MAX_ELEMENTS,
+    show_default=True,
+    help="Refuse monoids with more elements (exit 2).",
+)
+@click.option("--no-cascade", is_flag=True, help="Skip the holonomy decomposition in the realizability report.")
+def analyze_command(spec: str, as_json: bool, max_elements: int, no_cascade: bool) -> None:
+    """Transition monoid, Green's classes, maximal subgroups and realizability of SPEC."""
+    report = analysis(resolve_spec(spec), max_elements=max_elements, cascade=not no_cascade)
+    if as_json:
+        echo_json(report)
+        return
+    for line in _text(report):
+        click.echo(line)
