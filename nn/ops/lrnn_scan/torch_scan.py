@@ -108,24 +108,25 @@ def _chunked(a: torch.Tensor, b: torch.Tensor, h: torch.Tensor, chunk: int, diag
     a_shape, b_shape = a.shape[2:], b.shape[2:]
     a = a.reshape(bsz * k, chunk, *a_shape).transpose(0, 1).contiguous()  # (C, B·K, ...)
     b = b.reshape(bsz * k, chunk, *b_shape).transpose(0, 1).contiguous()
-    p, c = torch.empty_like(a), torch.empty_like(b)
-    p[0], c[0] = a[0], b[0]
+    ps, cs = [a[0]], [b[0]]  # lists, not in-place writes: the scan stays differentiable
     for j in range(1, chunk):  # prefixes inside every chunk at once
         if diagonal:
-            p[j] = cmul(a[j], p[j - 1])
-            c[j] = cmul(a[j], c[j - 1]) + b[j]
+            ps.append(cmul(a[j], ps[-1]))
+            cs.append(cmul(a[j], cs[-1]) + b[j])
         else:
-            torch.bmm(a[j], p[j - 1], out=p[j])
-            c[j] = torch.bmm(a[j], c[j - 1].unsqueeze(-1)).squeeze(-1) + b[j]
-    p_tot = p[-1].reshape(bsz, k, *a_shape)
-    c_tot = c[-1].reshape(bsz, k, *b_shape)
-    h_in = torch.empty(bsz, k, *b_shape, dtype=b.dtype, device=b.device)
+            ps.append(torch.bmm(a[j], ps[-1]))
+            cs.append(torch.bmm(a[j], cs[-1].unsqueeze(-1)).squeeze(-1) + b[j])
+    p, c = torch.stack(ps), torch.stack(cs)
+    p_tot = ps[-1].reshape(bsz, k, *a_shape)
+    c_tot = cs[-1].reshape(bsz, k, *b_shape)
+    hs = []
     for i in range(k):  # chain the chunk totals
-        h_in[:, i] = h
+        hs.append(h)
         if diagonal:
             h = cmul(p_tot[:, i], h) + c_tot[:, i]
         else:
             h = torch.bmm(p_tot[:, i], h.unsqueeze(-1)).squeeze(-1) + c_tot[:, i]
+    h_in = torch.stack(hs, dim=1)
     h_in = h_in.reshape(1, bsz * k, *b_shape)
     if diagonal:
         out = cmul(p, h_in) + c
@@ -149,7 +150,7 @@ def _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal):
     a_ext, b_ext = _padded_tables(a_table, b_table, diagonal)
     pad_row = a_table.shape[0]
     h = h0.expand(bsz, *h0.shape)
-    out = h0.new_empty(bsz, length, *h0.shape)
+    segs = []
     segment = max(chunk, segment - segment % chunk)
     for s in range(0, length, segment):
         r = rows[:, s : s + segment]
@@ -157,9 +158,9 @@ def _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal):
         if n % chunk:
             r = torch.cat([r, r.new_full((bsz, chunk - n % chunk), pad_row)], dim=1)
         seg = _chunked(_gather(a_ext, r), _gather(b_ext, r), h, chunk, diagonal)[:, :n]
-        out[:, s : s + n] = seg
+        segs.append(seg)
         h = seg[:, -1]
-    return out
+    return torch.cat(segs, dim=1) if segs else h0.new_empty(bsz, 0, *h0.shape)
 
 
 def parallel_scan_lrnn(
