@@ -18,8 +18,10 @@ from fsa2rnn.realize.verify import verify_model
 
 def show(title: str, model: CompiledModel) -> None:
     s = model.summary
-    print(f"{title:<34} construction={s['construction']:<12} width={s['width']!s:<10} "
-          f"factors/step={s.get('factors_per_step', '-')!s:<3} verified={s['verified']}")
+    print(
+        f"{title:<34} construction={s['construction']:<12} width={s['width']!s:<10} "
+        f"factors/step={s.get('factors_per_step', '-')!s:<3} verified={s['verified']}"
+    )
 
 
 # Theorem 3: the S4 word problem given as plain JSON (24 states, no hint of structure) — the degree search finds a
