@@ -137,8 +137,8 @@ def _normal_closures_proper(P: PermutationGroup) -> PermutationGroup | None:
     order = P.order()
     if order > MAX_EXHAUSTIVE_ORDER:
         raise LimitExceededError(
-            f"composition factors of a non-solvable group of order {order} exceed the limit "
-            f"of {MAX_EXHAUSTIVE_ORDER} for the exhaustive simplicity test"
+            f"composition factors of a non-solvable group of order {order:,} exceed the limit "
+            f"of {MAX_EXHAUSTIVE_ORDER:,} for the exhaustive simplicity test"
         )
     # cheap first: closures of generators and their prime-order powers
     candidates = list(P.generators)
