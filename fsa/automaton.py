@@ -495,15 +495,22 @@ class Automaton:
     @cached_property
     def is_group_automaton(self) -> bool:
         """Whether every δ_x is a permutation of Q (then the transition monoid is a group)."""
-        t = self._transitions
-        return bool(np.all(np.sort(t, axis=1) == np.arange(self.n_states)))
+        return rows_are_permutations(self._transitions)
+
+
+def rows_are_permutations(table: np.ndarray) -> bool:
+    """Whether every row of a (k, n) array with entries in 0..n-1 is a permutation (O(k·n), no sorting)."""
+    k, n = table.shape
+    hit = np.zeros((k, n), dtype=bool)
+    hit[np.arange(k)[:, None], table] = True
+    return bool(hit.all())
 
 
 def _check_action(action: Any, n_symbols: int) -> np.ndarray:
     arr = np.array(action, dtype=STATE_DTYPE, copy=True)
     if arr.ndim != 2 or arr.shape[0] != n_symbols:
         raise SpecError(f"action must have shape ({n_symbols}, d), got {arr.shape}")
-    if not np.all(np.sort(arr, axis=1) == np.arange(arr.shape[1])):
+    if arr.size == 0 or arr.min() < 0 or arr.max() >= arr.shape[1] or not rows_are_permutations(arr):
         raise SpecError("every row of an action must be a permutation of 0..d-1")
     arr.setflags(write=False)
     return arr

@@ -16,18 +16,25 @@ def bfs_order(a: Automaton, start: int | None = None) -> np.ndarray:
     q0 = a.initial if start is None else a.state_index(start)
     if q0 is None:
         raise ValueError("bfs_order needs a start state (the automaton has no initial state)")
-    t = a.transitions
-    seen = np.zeros(a.n_states, dtype=bool)
-    seen[q0] = True
-    frontier = np.array([q0], dtype=STATE_DTYPE)
+    return bfs_order_table(a.transitions, q0)
+
+
+def bfs_order_table(table: np.ndarray, start: int) -> np.ndarray:
+    """:func:`bfs_order` on a bare (k, n) transition table."""
+    n = table.shape[1]
+    seen = np.zeros(n, dtype=bool)
+    seen[start] = True
+    frontier = np.array([start], dtype=STATE_DTYPE)
     levels = [frontier]
-    while len(frontier):
-        succ = t[:, frontier].T.ravel()  # frontier-major, then symbol
+    found = 1
+    while len(frontier) and found < n:
+        succ = table[:, frontier].T.ravel()  # frontier-major, then symbol
         _, first = np.unique(succ, return_index=True)
         first.sort()
         cand = succ[first]
         frontier = cand[~seen[cand]]
         seen[frontier] = True
+        found += len(frontier)
         levels.append(frontier)
     return np.concatenate(levels)
 

@@ -14,12 +14,18 @@ import numpy as np
 
 from ..automaton import STATE_DTYPE
 from ..errors import LimitExceededError, SpecError
+from ..reachable import bfs_order_table
 
 #: Default bound on the number of elements enumerated (= states of the Cayley automaton).
 DEFAULT_STATE_LIMIT = 100_000
 
-# Rows of d values in 0..d-1 are encoded as base-d integers when d**d fits in an int64 (d <= 15).
+# Rows of d values in 0..d-1 are encoded as base-d integers when d**d fits in an int64 (d <= 15); larger degrees
+# are deduplicated through row bytes during the BFS.
 _MAX_CODED_DEGREE = 15
+# With more generators than this, the elements are enumerated from a generating subset.
+_FEW_GENERATORS = 8
+# Entries gathered per vectorized chunk when tabulating products.
+_CHUNK = 1 << 22
 
 
 def as_transformations(generators: Sequence[Sequence[int]] | np.ndarray, what: str = "generator") -> np.ndarray:
@@ -38,13 +44,6 @@ def as_transformations(generators: Sequence[Sequence[int]] | np.ndarray, what: s
     return gens
 
 
-def _encoder(d: int):
-    if d <= _MAX_CODED_DEGREE:
-        powers = d ** np.arange(d - 1, -1, -1, dtype=np.int64)
-        return lambda rows: rows @ powers
-    return None
-
-
 def cayley_closure(
     generators: np.ndarray, limit: int = DEFAULT_STATE_LIMIT, what: str = "monoid"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -53,64 +52,132 @@ def cayley_closure(
     Returns ``(elements, table)``: ``elements`` is (N, d), row 0 the identity, rows in BFS order (frontier element
     by element, generators in the given order); ``table`` is (k, N) with ``elements[table[x, i]] ==
     generators[x][elements[i]]`` (right multiplication). Raises LimitExceededError when N would exceed ``limit``.
-    Cost: O(N·k·d log N), vectorized per BFS level.
+
+    The elements are enumerated from a generating subset (greedily chosen: a generator already in the closure of
+    the earlier ones is skipped), one vectorized step per BFS level; the table then costs O(N·k·b) for a set of
+    b points on which all elements differ (2 for a dihedral group), so an all-elements alphabet stays cheap.
     """
     gens = np.asarray(generators, dtype=STATE_DTYPE)
     k, d = gens.shape
-    encode = _encoder(d)
-    if encode is None:
-        return _closure_by_dict(gens, limit, what)
-    identity = np.arange(d, dtype=STATE_DTYPE)
-    levels = [identity[None, :]]
-    seen = encode(identity[None, :])  # sorted codes of elements found so far
+    basis = _generating_subset(gens, limit, what) if k > _FEW_GENERATORS else gens
+    elements = _bfs_elements(basis, limit, what)
+    base = _distinguishing_points(elements)
+    weights = _weights(d, len(base))
+    if weights is None:  # too many points to pack into an int64: compare row bytes
+        index = {row.tobytes(): i for i, row in enumerate(elements)}
+        table = np.array([[index[r.tobytes()] for r in g[elements]] for g in gens], dtype=STATE_DTYPE)
+    else:
+        codes = elements[:, base] @ weights
+        order = np.argsort(codes)
+        sorted_codes = codes[order]
+        table = np.empty((k, len(elements)), dtype=STATE_DTYPE)
+        at_base = elements[:, base]
+        step = max(1, _CHUNK // max(1, at_base.size))  # generators per vectorized chunk
+        for x in range(0, k, step):
+            images = gens[x : x + step][:, at_base] @ weights  # (chunk, N) codes of the products
+            table[x : x + step] = order[np.searchsorted(sorted_codes, images)]
+    # renumber in BFS order over *all* generators (the subset only served to find the elements)
+    bfs = bfs_order_table(table, 0)
+    inverse = np.empty_like(bfs)
+    inverse[bfs] = np.arange(len(bfs))
+    return elements[bfs], inverse[table[:, bfs]]
+
+
+def _weights(d: int, b: int) -> np.ndarray | None:
+    """Base-d place values for b digits, or None when d**b does not fit in an int64."""
+    if b == 0:
+        return np.zeros(0, dtype=np.int64)
+    if b * np.log2(max(d, 2)) >= 62:
+        return None
+    return d ** np.arange(b - 1, -1, -1, dtype=np.int64)
+
+
+def _distinguishing_points(elements: np.ndarray) -> np.ndarray:
+    """Greedy set of points (columns) on which the given distinct rows already differ pairwise."""
+    n, d = elements.shape
+    ids = np.zeros(n, dtype=np.int64)
+    chosen = []
+    count = 1
+    for j in range(d):
+        if count == n:
+            break
+        new = np.unique(ids * d + elements[:, j], return_inverse=True)[1].reshape(-1)
+        new_count = int(new.max()) + 1
+        if new_count > count:
+            chosen.append(j)
+            ids, count = new, new_count
+    return np.array(chosen, dtype=np.int64)
+
+
+class _Seen:
+    """Membership of rows found so far: sorted base-d codes (d <= 15) or a set of row bytes."""
+
+    def __init__(self, d: int) -> None:
+        self.weights = _weights(d, d) if d <= _MAX_CODED_DEGREE else None
+        self.codes = np.zeros(0, dtype=np.int64)
+        self.rows: set[bytes] = set()
+
+    def keys(self, rows: np.ndarray) -> np.ndarray:
+        if self.weights is not None:
+            return rows @ self.weights
+        return np.array([r.tobytes() for r in rows], dtype=object)
+
+    def contains(self, row: np.ndarray) -> bool:
+        if self.weights is not None:
+            code = int(row @ self.weights)
+            i = int(np.searchsorted(self.codes, code))
+            return i < len(self.codes) and int(self.codes[i]) == code
+        return row.tobytes() in self.rows
+
+    def fresh(self, rows: np.ndarray) -> np.ndarray:
+        """Indices of the rows not seen yet (first occurrences, in order); marks them as seen."""
+        keys = self.keys(rows)
+        if self.weights is not None:
+            _, first = np.unique(keys, return_index=True)
+            first.sort()
+            new = first[~np.isin(keys[first], self.codes, assume_unique=True)]
+            self.codes = np.union1d(self.codes, keys[new])
+            return new
+        new = []
+        for i, key in enumerate(keys.tolist()):
+            if key not in self.rows:
+                self.rows.add(key)
+                new.append(i)
+        return np.array(new, dtype=np.int64)
+
+
+def _bfs_elements(gens: np.ndarray, limit: int, what: str) -> np.ndarray:
+    """The monoid generated by ``gens`` as rows, in BFS order from the identity (one numpy step per level)."""
+    k, d = gens.shape
+    identity = np.arange(d, dtype=STATE_DTYPE)[None, :]
+    seen = _Seen(d)
+    seen.fresh(identity)
+    levels = [identity]
     total = 1
-    frontier = levels[0]
+    frontier = identity
     while len(frontier):
         # products frontier[f] · gens[x], ordered frontier-major, then generator
         prods = gens[np.arange(k)[None, :, None], frontier[:, None, :]].reshape(-1, d)
-        codes = encode(prods)
-        _, first = np.unique(codes, return_index=True)
-        first.sort()
-        fresh = first[~np.isin(codes[first], seen, assume_unique=True)]
-        frontier = prods[fresh]
-        if len(frontier) == 0:
-            break
+        frontier = prods[seen.fresh(prods)]
         total += len(frontier)
         if total > limit:
             raise LimitExceededError(f"the {what} has more than {limit} elements (limit {limit}; raise limit=)")
         levels.append(frontier)
-        seen = np.union1d(seen, codes[fresh])
-    elements = np.concatenate(levels)
-    codes = encode(elements)
-    order = np.argsort(codes)
-    sorted_codes = codes[order]
-    table = np.empty((k, len(elements)), dtype=STATE_DTYPE)
-    for x in range(k):
-        table[x] = order[np.searchsorted(sorted_codes, encode(gens[x][elements]))]
-    return elements, table
+    return np.concatenate(levels)
 
 
-def _closure_by_dict(gens: np.ndarray, limit: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Fallback for degree > 15: the same BFS with a dict of row bytes."""
-    k, d = gens.shape
-    identity = np.arange(d, dtype=STATE_DTYPE)
-    index = {identity.tobytes(): 0}
-    elements = [identity]
-    rows: list[list[int]] = [[] for _ in range(k)]
-    i = 0
-    while i < len(elements):
-        prods = gens[:, elements[i]]
-        for x in range(k):
-            key = prods[x].tobytes()
-            j = index.get(key)
-            if j is None:
-                if len(elements) >= limit:
-                    raise LimitExceededError(f"the {what} has more than {limit} elements (limit {limit}; raise limit=)")
-                j = index[key] = len(elements)
-                elements.append(prods[x].copy())
-            rows[x].append(j)
-        i += 1
-    return np.array(elements, dtype=STATE_DTYPE), np.array(rows, dtype=STATE_DTYPE)
+def _generating_subset(gens: np.ndarray, limit: int, what: str) -> np.ndarray:
+    """Generators in order, skipping each one that lies in the monoid generated by those kept before it."""
+    chosen: list[int] = []
+    closure = _Seen(gens.shape[1])
+    closure.fresh(np.arange(gens.shape[1], dtype=STATE_DTYPE)[None, :])
+    for x in range(len(gens)):
+        if closure.contains(gens[x]):
+            continue
+        chosen.append(x)
+        closure = _Seen(gens.shape[1])
+        closure.fresh(_bfs_elements(gens[chosen], limit, what))
+    return gens[chosen] if chosen else gens[:1]
 
 
 def cycle_notation(perm: Sequence[int] | np.ndarray) -> str:

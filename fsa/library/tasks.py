@@ -53,7 +53,8 @@ def cyclic(m: int, symbols: str = "all") -> Automaton:
                 f"Z{m} has {m} elements, over the limit of {MAX_ALPHABET} symbols for an all-elements alphabet "
                 f"(use Z{m}:gen)"
             )
-        table = (q[None, :] + q[:, None]) % m
+        table = q[None, :] + q[:, None]
+        table[table >= m] -= m  # (q + x) mod m without a division
         names = [str(x) for x in range(m)]
     elif symbols == "gen":
         table = ((q + 1) % m)[None, :]

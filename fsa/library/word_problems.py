@@ -36,6 +36,10 @@ MAX_ALPHABET = 5_000
 
 def _as_arrays(perms: Any) -> tuple[np.ndarray, Any]:
     """Accept a sympy PermutationGroup, a list of sympy Permutations, or a list of image arrays."""
+    if isinstance(perms, np.ndarray) or not type(perms).__module__.startswith("sympy"):
+        items = list(perms)
+        if not items or not type(items[0]).__module__.startswith("sympy"):
+            return as_transformations(items), None  # plain image arrays: no sympy import needed
     try:
         from sympy.combinatorics import Permutation, PermutationGroup
     except ImportError:  # pragma: no cover - sympy is a dependency
