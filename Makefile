@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 
 $(BIN)/fsa2rnn: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip install -q --upgrade pip || echo "(pip not upgraded; continuing)"
 	@# Keep a torch that is already there (a GPU machine's build); otherwise take the pinned CPU wheel.
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
 	@$(BIN)/python -m pip install -q -e ".[nn,triton,dev]"
@@ -19,7 +19,7 @@ demo: setup
 	@PATH=$(BIN):$$PATH bash examples/quickstart.sh
 
 test: setup
-	@$(BIN)/python -m pytest
+	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest
 
 lint: setup
 	@$(BIN)/ruff check .
