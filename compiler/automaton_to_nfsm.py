@@ -37,8 +37,24 @@ def compile_nfsm(
     chosen logit and the others in every row, on top of the common level ``offset`` (default 1.0).
     """
     a = _with_initial(automaton, initial)
-    margin = DEFAULT_MARGIN if margin is None else float(margin)
     plan, machine, readout = _first_realizing_plan(a, heads, layers)
+    return nfsm_model(
+        a, machine, readout, construction=plan.construction, source=plan.source, margin=margin, offset=offset
+    )
+
+
+def nfsm_model(
+    a: Automaton,
+    machine: NFSMMachine,
+    readout: Readout,
+    *,
+    construction: str,
+    source: str,
+    margin: float | None = None,
+    offset: float = DEFAULT_OFFSET,
+) -> CompiledModel:
+    """The CompiledModel of a machine whose readout has been checked against ``a`` (layout: compiler/NFSM.md)."""
+    margin = DEFAULT_MARGIN if margin is None else float(margin)
     tensors: dict[str, np.ndarray] = {}
     layer_headers = []
     for i, lt in enumerate(machine.layers):
@@ -71,7 +87,7 @@ def compile_nfsm(
     header: dict[str, Any] = {
         "format": MODEL_FORMAT,
         "target": "nfsm",
-        "construction": plan.construction,
+        "construction": construction,
         "states": list(a.states),
         "symbols": list(a.symbols),
         "initial": int(a.initial),
@@ -87,17 +103,17 @@ def compile_nfsm(
         "target_automaton": "target.transitions",
         "margin": margin,
         "offset": float(offset),
-        "source": plan.source,
+        "source": source,
         "summary": {
             "target": "nfsm",
-            "construction": plan.construction,
+            "construction": construction,
             "layers": len(head_dims),
             "width": widths[0] if len(widths) == 1 else widths,
             "heads": sum(len(h) for h in head_dims),
             "head_dims": head_dims,
             "logits_per_step": int(sum(n_logits(h) for h in head_dims)),
             "margin": margin,
-            "source": plan.source,
+            "source": source,
             "verified": True,
         },
     }

@@ -57,22 +57,24 @@ def logit_error_bound(
     e_hat = torch.from_numpy(e).to(tdt).double().numpy()
     w_hat = torch.from_numpy(w).to(tdt).double().numpy()
     b_hat = torch.from_numpy(b).to(tdt).double().numpy()
-    k = (e_hat != 0).sum(axis=1).astype(np.float64)  # (K,)
-    compute = _gamma(k + 1, u)[:, None] * (np.abs(e_hat) @ np.abs(w_hat).T + np.abs(b_hat)[None, :])
-    compute += (2 * (k + 1) * eta)[:, None]
-    if tdt == torch.float64:
-        store = 0.0
-    else:
-        nz = (e != 0) | (e_hat != 0)
-        store = (
-            (u * np.abs(e_hat)) @ np.abs(w).T
-            + eta * np.abs(e_hat).sum(axis=1)[:, None]
-            + (u * np.abs(e)) @ np.abs(w).T
-            + eta * (nz.astype(np.float64) @ np.abs(w).T)
-            + (u * np.abs(b) + eta)[None, :]
-        )
-    # evaluating the bound in float64 rounds too: inflate by a relative 1e-9 (far above (K + 4)·2^-53)
-    return (compute + store) * (1 + 1e-9)
+    with np.errstate(invalid="ignore", over="ignore"):  # weights overflowing at D give an infinite bound
+        k = (e_hat != 0).sum(axis=1).astype(np.float64)  # (K,)
+        compute = _gamma(k + 1, u)[:, None] * (np.abs(e_hat) @ np.abs(w_hat).T + np.abs(b_hat)[None, :])
+        compute += (2 * (k + 1) * eta)[:, None]
+        if tdt == torch.float64:
+            store = 0.0
+        else:
+            nz = (e != 0) | (e_hat != 0)
+            store = (
+                (u * np.abs(e_hat)) @ np.abs(w).T
+                + eta * np.abs(e_hat).sum(axis=1)[:, None]
+                + (u * np.abs(e)) @ np.abs(w).T
+                + eta * (nz.astype(np.float64) @ np.abs(w).T)
+                + (u * np.abs(b) + eta)[None, :]
+            )
+        total = (compute + store) * (1 + 1e-9)
+    # evaluating the bound in float64 rounds too: the relative 1e-9 above is far above (K + 4)·2^-53
+    return np.where(np.isnan(total), np.inf, total)
 
 
 @torch.no_grad()
