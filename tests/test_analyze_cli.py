@@ -1,0 +1,86 @@
+"""`fsa2rnn analyze`: JSON keys of DESIGN.md, values against independent facts, the text report, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from fsa2rnn.cli.main import main
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_json_keys_and_values_t4():
+    res = _run("analyze", "T4", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    m = out["monoid"]
+    for key in (
+        "size",
+        "idempotents",
+        "d_classes",
+        "r_classes",
+        "l_classes",
+        "h_classes",
+        "is_group",
+        "is_aperiodic",
+        "is_commutative",
+        "is_definite",
+        "definite_degree",
+        "is_solvable",
+        "subgroups",
+    ):
+        assert key in m
+    assert (m["size"], m["idempotents"], m["d_classes"], m["l_classes"], m["r_classes"], m["h_classes"]) == (
+        256,
+        41,
+        4,
+        15,
+        15,
+        71,
+    )
+    assert [s["order"] for s in m["subgroups"]] == [24, 6, 2, 1]
+    assert m["is_group"] is False and m["is_definite"] is False
+    r = out["realizability"]
+    assert set(r) >= {"nfsm", "householder", "diagonal_nonnegative", "diagonal_real", "diagonal_complex"}
+    assert r["nfsm"]["exact"]["indices"] == 4 and r["nfsm"]["robust"]["realizes"] is True
+    assert r["householder"]["robust"]["realizes"] is False  # Theorem 4.1: T4 is not definite
+    assert all("theorem" in col for fam in r.values() for col in fam.values())
+
+
+def test_json_group_s5():
+    out = json.loads(_run("analyze", "S5:gens", "--json").output)
+    m = out["monoid"]
+    assert m["is_group"] and m["size"] == 120 and not m["is_solvable"]
+    (h,) = m["subgroups"]
+    assert h["name"] == "S5" and sorted(h["composition_factors"]) == ["A5", "C2"]
+    hh = out["realizability"]["householder"]["exact"]
+    assert hh["layers"] == 1 and hh["width"] == 5 and hh["reflections_per_step"] <= 4
+    assert out["realizability"]["diagonal_complex"]["exact"]["realizes"] is False  # non-solvable
+    assert out["realizability"]["diagonal_real"]["exact"]["realizes"] is False
+
+
+def test_parity_and_definite():
+    r = json.loads(_run("analyze", "parity", "--json").output)["realizability"]
+    assert r["diagonal_nonnegative"]["exact"]["realizes"] is False  # Theorem 1
+    assert r["diagonal_real"]["exact"]["realizes"] is True
+
+
+def test_text_report():
+    res = _run("analyze", "flipflop")
+    assert res.exit_code == 0
+    assert "transition monoid: 3 elements" in res.output
+    assert "aperiodic: yes" in res.output
+    assert "realizability" in res.output
+
+
+def test_bad_input_exit_2_one_line():
+    for args in (("analyze", "no-such-builtin"), ("analyze", "T6", "--max-elements", "100")):
+        res = _run(*args)
+        assert res.exit_code == 2
+        assert "Traceback" not in res.output
+        assert len(res.stderr.strip().splitlines()) == 1
+    res = _run("analyze", "T6", "--max-elements", "100")
+    assert "max_elements=100" in res.stderr
