@@ -2,6 +2,9 @@
 
 A spec string is a path to a JSON spec, ``regex:PATTERN``, or a builtin name with optional parameters
 (``Z60``, ``S5:swaps``). :func:`resolve_spec` is what every CLI command uses.
+
+Modules: ``builtins`` (the catalogue), ``word_problems`` (groups, ``word_problem``, ``transformation_automaton``),
+``tasks`` (counters, flip-flop, T_n, the papers' tasks), ``regex``, ``cayley`` (monoid enumeration by BFS).
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..automaton import Automaton
-from ..errors import SpecError, UnknownBuiltinError
+from ..errors import SpecError
 
 
 def resolve_spec(spec: str) -> Automaton:
@@ -23,8 +26,6 @@ def resolve_spec(spec: str) -> Automaton:
     path = Path(spec)
     if spec.endswith(".json") or path.exists():
         return Automaton.load(path)
-    try:
-        from .builtins import builtin
-    except ImportError:  # pragma: no cover - during bootstrap
-        raise UnknownBuiltinError(f"unknown builtin {spec!r}") from None
+    from .builtins import builtin
+
     return builtin(spec)

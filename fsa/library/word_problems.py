@@ -34,25 +34,19 @@ from .cayley import (
 MAX_ALPHABET = 5_000
 
 
-def _as_arrays(perms: Any) -> tuple[np.ndarray, Any]:
-    """Accept a sympy PermutationGroup, a list of sympy Permutations, or a list of image arrays."""
-    if isinstance(perms, np.ndarray) or not type(perms).__module__.startswith("sympy"):
-        items = list(perms)
-        if not items or not type(items[0]).__module__.startswith("sympy"):
-            return as_transformations(items), None  # plain image arrays: no sympy import needed
-    try:
-        from sympy.combinatorics import Permutation, PermutationGroup
-    except ImportError:  # pragma: no cover - sympy is a dependency
-        Permutation = PermutationGroup = ()  # type: ignore[assignment]
-    if PermutationGroup and isinstance(perms, PermutationGroup):
-        gens = list(perms.generators)
-        degree = perms.degree
-        return np.array([g.array_form + list(range(g.size, degree)) for g in gens], dtype=STATE_DTYPE), perms
+def _as_arrays(perms: Any) -> np.ndarray:
+    """Image arrays (k, d) from a sympy PermutationGroup, a list of sympy Permutations, or a list of image arrays
+    (sympy is imported only when given sympy objects; shorter permutations are padded with fixed points)."""
+
+    def from_sympy(items: list[Any], degree: int) -> np.ndarray:
+        return np.array([p.array_form + list(range(p.size, degree)) for p in items], dtype=STATE_DTYPE)
+
+    if type(perms).__module__.startswith("sympy"):  # a PermutationGroup
+        return from_sympy(list(perms.generators), perms.degree)
     items = list(perms)
-    if items and Permutation and all(isinstance(p, Permutation) for p in items):
-        degree = max(p.size for p in items)
-        return np.array([p.array_form + list(range(p.size, degree)) for p in items], dtype=STATE_DTYPE), None
-    return as_transformations(items), None
+    if items and type(items[0]).__module__.startswith("sympy"):  # Permutations
+        return from_sympy(items, max(p.size for p in items))
+    return as_transformations(items)
 
 
 def word_problem(
@@ -68,7 +62,7 @@ def word_problem(
     permutations on the d points. Raises NotAGroupError for a generator that is not a permutation and
     LimitExceededError when the group has more than ``limit`` elements.
     """
-    gens, _ = _as_arrays(group)
+    gens = _as_arrays(group)
     d = gens.shape[1]
     not_perm = np.flatnonzero(np.any(np.sort(gens, axis=1) != np.arange(d), axis=1))
     if len(not_perm):
@@ -244,15 +238,11 @@ def quaternion(symbols: str = "all") -> Automaton:
         chosen = [2, 4]
     else:
         raise SpecError(f"unknown symbol set {symbols!r} for Q8 (choose all, gens)")
+    elements, _ = cayley_closure(regular[chosen], what="group")
     wp = word_problem(regular[chosen], symbol_names=[_Q8_NAMES[g] for g in chosen])
-    # the state reached by the word w is right multiplication by w; it sends 1 (point 0) to w
-    names = [_Q8_NAMES[int(p)] for p in _closure_images(regular[chosen])]
+    # the state reached by a word w is right multiplication by w, which sends 1 (point 0) to w
+    names = [_Q8_NAMES[int(p)] for p in elements[:, 0]]
     return wp.replace(states=names, name="Q8" + ("" if symbols == "all" else ":gens"))
-
-
-def _closure_images(gens: np.ndarray) -> np.ndarray:
-    elements, _ = cayley_closure(gens, what="group")
-    return elements[:, 0]
 
 
 def mathieu11(symbols: str = "gens", limit: int = DEFAULT_STATE_LIMIT) -> Automaton:
