@@ -281,8 +281,18 @@ def test_limits_name_size_and_limit():
         resolve_spec("M11:all")
     with pytest.raises(LimitExceededError, match="100000"):
         resolve_spec("S9:gens")
+    with pytest.raises(LimitExceededError, match="400000 elements on 200000 points.*50000000 stored entries"):
+        resolve_spec("D200000:gens")
     with pytest.raises(LimitExceededError, match="limit 100"):
         transformation_automaton([[1, 2, 3, 4, 0], [1, 0, 2, 3, 4], [0, 0, 2, 3, 4]], limit=100)
+
+
+def test_enumeration_memory_limit(monkeypatch):
+    from fsa2rnn.fsa.library import cayley
+
+    monkeypatch.setattr(cayley, "MAX_ENTRIES", 1000)
+    with pytest.raises(LimitExceededError, match="on 100 points has at least 11 elements.*limit of 1000"):
+        word_problem([np.roll(np.arange(100), 1)])  # C100 on 100 points
 
 
 @pytest.mark.parametrize("spec", ["S0", "A2", "D2", "T1", "Z0", "S5:foo", "nope", "parity:3", "modarith:0"])

@@ -26,6 +26,8 @@ _MAX_CODED_DEGREE = 15
 _FEW_GENERATORS = 8
 # Entries gathered per vectorized chunk when tabulating products.
 _CHUNK = 1 << 22
+#: Bound on elements × points stored during the enumeration (memory: 8 bytes each).
+MAX_ENTRIES = 50_000_000
 
 
 def as_transformations(generators: Sequence[Sequence[int]] | np.ndarray, what: str = "generator") -> np.ndarray:
@@ -162,6 +164,11 @@ def _bfs_elements(gens: np.ndarray, limit: int, what: str) -> np.ndarray:
         total += len(frontier)
         if total > limit:
             raise LimitExceededError(f"the {what} has more than {limit} elements (limit {limit}; raise limit=)")
+        if total * d > MAX_ENTRIES:
+            raise LimitExceededError(
+                f"the {what} on {d} points has at least {total} elements: over the limit of {MAX_ENTRIES} "
+                "stored entries (elements × points)"
+            )
         levels.append(frontier)
     return np.concatenate(levels)
 

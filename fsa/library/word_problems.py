@@ -23,6 +23,7 @@ from ..automaton import STATE_DTYPE, Automaton
 from ..errors import LimitExceededError, NotAGroupError, SpecError
 from .cayley import (
     DEFAULT_STATE_LIMIT,
+    MAX_ENTRIES,
     as_transformations,
     cayley_closure,
     cycle_notation,
@@ -191,6 +192,11 @@ def dihedral(n: int, symbols: str = "all", limit: int = DEFAULT_STATE_LIMIT) -> 
     """Word problem of the dihedral group of order 2n acting on the n vertices of an n-gon (n >= 3).
     ``symbols``: "all" or "gens" (the rotation (0 1 … n-1) and the reflection i ↦ -i mod n)."""
     _need(n, 3, "D<n>")
+    if 2 * n > limit or 2 * n * n > MAX_ENTRIES:  # known order: refuse before enumerating
+        raise LimitExceededError(
+            f"D{n} has {2 * n} elements on {n} points, over the limits of {limit} elements and {MAX_ENTRIES} "
+            "stored entries (elements × points)"
+        )
     rotation = (np.arange(n) + 1) % n
     reflection = (-np.arange(n)) % n
     gens = np.stack([rotation, reflection]).astype(STATE_DTYPE)
