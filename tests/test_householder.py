@@ -149,3 +149,13 @@ def test_rotation_tampering_detected():
     m = compile_householder(a)
     assert not exact_check(_tampered(m, "L0.fargs", lambda x: x + np.array([0, 0])[None, None] + (x == 7)), a)["ok"]
     assert not exact_check(_tampered(m, "L0.codes", lambda x: x[::-1].copy()), a)["ok"]
+
+
+def test_automaton_from_model_reads_back_the_automaton():
+    from fsa2rnn.realize.verify import automaton_from_model
+
+    for spec in ("S5:swaps", "T3", "Z60"):
+        a = resolve_spec(spec)
+        back = automaton_from_model(compile_householder(a))
+        assert back.states == a.states and back.symbols == a.symbols and back.initial == a.initial
+        assert np.array_equal(back.transitions, a.transitions)  # every state is reachable in these three
