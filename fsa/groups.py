@@ -190,14 +190,15 @@ def _perfect_factors(P: PermutationGroup) -> list[str]:
 
 
 def composition_factors(G: PermutationGroup) -> list[str]:
-    """The composition factors of G, with multiplicity, from the top of a composition series down.
+    """The composition factors of G, with multiplicity (a multiset: the order of the list carries no meaning
+    beyond being deterministic).
 
     Cyclic factors are ``C<p>``; non-abelian simple ones are named by :func:`group_name` (``A5``, ``PSL(2,7)``,
     ``M11``, …). Method: the derived series G ⊵ G' ⊵ … ⊵ P stops at the perfect core P; each abelian layer
-    G⁽ⁱ⁾/G⁽ⁱ⁺¹⁾ contributes one C_p per prime factor of its order; P is split by a proper normal closure N
-    (found by trying one element per conjugacy class) into P/N (the action on cosets) and N, recursively,
-    until simple. Cost: Schreier–Sims per subgroup plus, for non-solvable groups, conjugacy classes of
-    the perfect core (limited to order ≤ MAX_EXHAUSTIVE_ORDER unless it is a natural A_n).
+    G⁽ⁱ⁾/G⁽ⁱ⁺¹⁾ contributes one C_p per prime factor of its order (listed first, largest prime first); P is split
+    by a proper normal closure N (found by trying one element per conjugacy class) into P/N (the action on
+    cosets) and N, recursively, until simple. Cost: Schreier–Sims per subgroup plus, for non-solvable groups,
+    conjugacy classes of the perfect core (limited to order ≤ MAX_EXHAUSTIVE_ORDER unless it is a natural A_n).
     """
     if G.order() == 1:
         return []

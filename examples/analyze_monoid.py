@@ -1,0 +1,43 @@
+"""Analyze transition monoids: size, Green's classes, maximal subgroups, classification and realizability.
+
+Run: python examples/analyze_monoid.py   (a few seconds; writes nothing)
+"""
+
+from __future__ import annotations
+
+from fsa2rnn.fsa import Automaton, TransitionMonoid, resolve_spec
+from fsa2rnn.fsa.classify import classify, definite_degree
+from fsa2rnn.fsa.realizability import realizability
+
+# 1. The full transformation monoid T_4 (builtin "T4"): 4^4 elements, one D-class per rank.
+M = TransitionMonoid(resolve_spec("T4"))
+print(M, "| idempotents:", M.number_of_idempotents)
+print(
+    "Green's classes: D =",
+    M.number_of_D_classes,
+    "R =",
+    M.number_of_R_classes,
+    "L =",
+    M.number_of_L_classes,
+    "H =",
+    M.number_of_H_classes,
+)
+for h in M.green.maximal_subgroups:  # one per regular D-class: S4, S3, C2, C1
+    print(f"  D-class {h.d_class}: {h.name} of order {h.order} on {h.rank} points, factors {h.composition_factors}")
+
+# 2. Elements, words and the product s·t = "apply s, then t".
+s, t = 5, 17
+print("element 5 =", M.elements[s].tolist(), "word", M.word(s), "| 5·17 =", M.elements[M.product(s, t)].tolist())
+
+# 3. The word problem of S5: a group whose maximal subgroup has composition factors A5 and C2 (not solvable).
+S5 = TransitionMonoid(resolve_spec("S5:gens"))
+(h,) = S5.green.maximal_subgroups
+print("S5:", S5.size, "elements,", h.name, h.composition_factors, "| classification:", classify(S5))
+
+# 4. A definite automaton: the state is the last two symbols (states ab as 2a+b), so words of length ≥ 2 are constant.
+last_two = Automaton([[0, 2, 0, 2], [1, 3, 1, 3]], states=["00", "01", "10", "11"], symbols=["0", "1"])
+print("last-two definite degree:", definite_degree(TransitionMonoid(last_two)))
+
+# 5. Which architectures realize the flip-flop, exactly and robustly (THEORY.md's two senses)?
+for family, cols in realizability(resolve_spec("flipflop")).items():
+    print(f"  {family:<22} exact: {cols['exact']['realizes']!s:<5}  robust: {cols['robust']['realizes']}")
