@@ -74,9 +74,27 @@ def cascade_layers(automaton: Automaton, initial: int, cascade=None) -> tuple[li
     return layers, cascade
 
 
+def trivial_layer(automaton: Automaton) -> GHLayerSpec:
+    """One identity layer of width 1, for a cascade without levels (a one-state automaton)."""
+    k = automaton.n_symbols
+    return GHLayerSpec(
+        width=1,
+        keys=np.arange(k)[:, None],
+        radix=[k],
+        factors=[[] for _ in range(k)],
+        B=np.zeros((k, 1)),
+        h0=np.ones(1),
+        readout=Readout("nearest", codes=np.ones((1, 1))),
+        note="the holonomy cascade has no levels: one state, one constant code point",
+    )
+
+
 def cascade(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.ndarray, np.ndarray, dict]:
     """Layers, final readout keys/states and summary facts for construction ``cascade``."""
     layers, casc = cascade_layers(automaton, initial)
+    if casc.n_levels == 0:
+        facts = {"decomposition": "no levels", "bound": "Theorem 4 with no levels: width 1, no factors"}
+        return [trivial_layer(automaton)], np.zeros((1, 1), dtype=np.int64), np.array([initial]), facts
     tuples = np.asarray(casc.reachable_tuples)
     states = casc.decode(tuples)
     keep = states >= 0

@@ -127,6 +127,21 @@ def _cascade(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np
     from .cascade_to_householder import decompose
 
     cascade = decompose(automaton)
+    if cascade.n_levels == 0:  # one state: a single constant coordinate
+        one = DiagonalLayerSpec(
+            keys=np.arange(automaton.n_symbols)[:, None],
+            radix=[automaton.n_symbols],
+            moduli=np.ones(1, dtype=np.int64),
+            exponents=np.zeros((automaton.n_symbols, 1), dtype=np.int64),
+            reset=np.zeros(automaton.n_symbols, dtype=bool),
+            reset_code=np.zeros((automaton.n_symbols, 1), dtype=np.int64),
+            code_exponents=np.zeros((1, 1), dtype=np.int64),
+            code_states=np.zeros(1, dtype=np.int64),
+            n_states=1,
+            h0_index=0,
+            note="the holonomy cascade has no levels",
+        )
+        return [one], np.zeros((1, 1), dtype=np.int64), np.array([q0]), {"decomposition": "no levels"}
     start = cascade.coordinates[q0]
     layers = [_level(automaton, cascade, i, int(start[i])) for i in range(cascade.n_levels)]
     tuples = np.asarray(cascade.reachable_tuples)

@@ -159,3 +159,18 @@ def test_automaton_from_model_reads_back_the_automaton():
         back = automaton_from_model(compile_householder(a))
         assert back.states == a.states and back.symbols == a.symbols and back.initial == a.initial
         assert np.array_equal(back.transitions, a.transitions)  # every state is reachable in these three
+
+
+@pytest.mark.parametrize("construction", ["auto", "cascade", "permutation", "rotation"])
+def test_degenerate_automata(construction):
+    from fsa2rnn.compiler import compile_diagonal
+
+    one = Automaton([[0], [0]], initial=0)
+    fixed = Automaton([[1, 0, 3, 2, 4]], initial=4)  # the initial state is a fixed point: trivial group on its orbit
+    for a in (one, fixed):
+        m = compile_householder(a, construction=construction)
+        assert m.summary["verified"]
+        _check_runs(m, a)
+    m = compile_diagonal(one, construction="cascade")
+    assert m.summary["verified"]
+    _check_runs(m, one)
