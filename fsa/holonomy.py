@@ -27,6 +27,7 @@ Every decomposition is checked: the cascade must emulate the automaton (:meth:`C
 
 from __future__ import annotations
 
+from math import factorial
 from typing import Any
 
 import numpy as np
@@ -549,6 +550,23 @@ def _lifts(sk: Skeleton, lay: _Layout) -> np.ndarray:
     return out
 
 
+def _order_and_name(G: Any, degree: int) -> tuple[int, str]:
+    """Order and DESIGN.md name of a holonomy group acting on ``degree`` tiles.
+
+    A group of degree d and order d! is S_d, of order d!/2 (d ≥ 4) A_d: named directly (SgpDec's S3, which
+    group_name reports as its isomorphic D6; and no element enumeration for S7); other groups go to group_name.
+    """
+    from .groups import group_name
+
+    order = int(G.order())
+    full = factorial(degree)
+    if degree >= 3 and order == full:
+        return order, f"S{degree}"
+    if degree >= 4 and 2 * order == full:
+        return order, f"A{degree}"
+    return order, group_name(G)
+
+
 def holonomy_decomposition(
     automaton: Automaton,
     *,
@@ -567,18 +585,22 @@ def holonomy_decomposition(
     sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
     lay = _Layout(sk)
     L, k = sk.n_levels, sk.n_symbols
-    from .groups import group_name
-
     levels = []
-    name_cache: dict[bytes, tuple[int, str]] = {}
+    name_cache: dict[tuple[tuple[int, ...], bytes], tuple[int, str]] = {}
     for lv in range(L):
         comps = []
         for c in lay.level_classes[lv]:
             gens = sk.holonomy_generators(c)
-            key = np.ascontiguousarray(gens).tobytes() + bytes([gens.shape[1] % 256])
+            key = (gens.shape, np.ascontiguousarray(gens).tobytes())
             if key not in name_cache:
-                G = sk.holonomy_group(c)
-                name_cache[key] = (int(G.order()), group_name(G))
+                if c == 0 and automaton.is_group_automaton and automaton.action is not None:
+                    # a group's holonomy group on Q's tiles (the states) is the group: name it by its known
+                    # faithful action, of lower degree (M11 on 11 points rather than 7920)
+                    from .groups import permutation_group
+
+                    name_cache[key] = _order_and_name(permutation_group(automaton.action), automaton.action.shape[1])
+                else:
+                    name_cache[key] = _order_and_name(sk.holonomy_group(c), gens.shape[1])
             order, name = name_cache[key]
             rep = int(sk.class_rep[c])
             comps.append(
