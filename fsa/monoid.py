@@ -5,9 +5,9 @@ Element 0 is the identity δ_ε; the others follow in breadth-first (shortlex) o
 
 Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:
 - ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT);
-- ``sorted``: the same code as int64 (n^n < 2^63, n ≤ 15) in a sorted array searched with ``np.searchsorted``;
-- ``hash``: a 64-bit multiplicative hash, sorted likewise; every hit is verified against the stored images, so the
-  result stays exact (a hash collision raises instead of merging two elements).
+- ``int64``: the same code as int64 (n^n < 2^63, n ≤ 15) in an open-addressing hash table (vectorized probing);
+- ``hash``: a 64-bit multiplicative hash in the same table; every hit is verified against the stored images, so
+  the result stays exact (a hash collision raises instead of merging two elements).
 Each BFS layer is composed with every generator at once by numpy gathers, its keys looked up, and the new ones
 deduplicated with ``np.unique``; the right Cayley graph falls out of the search, the left one is a column gather
 of all elements per generator.
@@ -43,8 +43,77 @@ def _image_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32)
 
 
+class _HashTable:
+    """An open-addressing (linear probing) key → id table with vectorized find and insert.
+
+    Keys are int64 or uint64; slots are empty where ``ids == -1``. The table doubles past a load of 1/2, so a
+    lookup costs O(1) expected probes; every probe round is one numpy gather over the keys still unresolved.
+    """
+
+    _MIX = np.uint64(0x9E3779B97F4A7C15)
+
+    def __init__(self, dtype: np.dtype, bits: int = 16) -> None:
+        self.bits = bits
+        self.keys = np.zeros(1 << bits, dtype=dtype)
+        self.ids = np.full(1 << bits, -1, dtype=np.int32)
+        self.count = 0
+
+    def _slot(self, keys: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            h = keys.astype(np.uint64, copy=False) * self._MIX
+        return (h >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        out = np.full(len(keys), -1, dtype=np.int32)
+        pos = self._slot(keys)
+        active = np.arange(len(keys))
+        mask = (1 << self.bits) - 1
+        while len(active):
+            p = pos[active]
+            sid = self.ids[p]
+            hit = (sid >= 0) & (self.keys[p] == keys[active])
+            out[active[hit]] = sid[hit]
+            go_on = (sid >= 0) & ~hit
+            active, p = active[go_on], p[go_on]
+            pos[active] = (p + 1) & mask
+        return out
+
+    def add(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        """Insert distinct keys that are not in the table."""
+        if 2 * (self.count + len(keys)) > len(self.ids):
+            self._grow(self.count + len(keys))
+        pos = self._slot(keys)
+        active = np.arange(len(keys))
+        mask = (1 << self.bits) - 1
+        ids = ids.astype(np.int32)
+        while len(active):
+            p = pos[active]
+            empty = self.ids[p] < 0
+            cand, pc = active[empty], p[empty]
+            self.ids[pc] = ids[cand]  # several may write one slot: the one read back wins it
+            won = self.ids[pc] == ids[cand]
+            self.keys[pc[won]] = keys[cand[won]]
+            placed = np.zeros(len(active), dtype=bool)
+            placed[np.flatnonzero(empty)[won]] = True
+            active, p = active[~placed], p[~placed]
+            pos[active] = (p + 1) & mask
+        self.count += len(keys)
+
+    def _grow(self, need: int) -> None:
+        occupied = self.ids >= 0
+        keys, ids = self.keys[occupied], self.ids[occupied]
+        while (1 << self.bits) < 2 * need:
+            self.bits += 1
+        self.bits += 1
+        self.keys = np.zeros(1 << self.bits, dtype=keys.dtype)
+        self.ids = np.full(1 << self.bits, -1, dtype=np.int32)
+        self.count = 0
+        if len(keys):
+            self.add(keys, ids)
+
+
 class _Keys:
-    """Integer keys of image rows and a key → id index (dense table, or sorted keys with ids)."""
+    """Integer keys of image rows and a key → id index (dense table, or an open-addressing hash table)."""
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -54,21 +123,20 @@ class _Keys:
             self.weights = n ** np.arange(n, dtype=np.int32)
             self.table = np.full(big, -1, dtype=np.int32)
         else:
-            self.mode = "sorted" if big < (1 << 63) else "hash"
-            if self.mode == "sorted":
+            self.mode = "int64" if big < (1 << 63) else "hash"
+            if self.mode == "int64":
                 self.weights = n ** np.arange(n, dtype=np.int64)
             else:
                 rng = np.random.default_rng(0x5EED)
                 self.weights = rng.integers(1, 1 << 62, size=n, dtype=np.int64).astype(np.uint64) * 2 + 1
-            self.keys = np.empty(0, dtype=np.int64 if self.mode == "sorted" else np.uint64)
-            self.ids = np.empty(0, dtype=np.int32)
+            self.index = _HashTable(np.dtype(np.int64 if self.mode == "int64" else np.uint64))
 
     @property
     def exact(self) -> bool:
         return self.mode != "hash"
 
     def encode(self, rows: np.ndarray) -> np.ndarray:
-        """Keys of image rows (r, n): Σ rows[:, i]·w[i] in int32 (dense), int64 (sorted) or wrapping uint64 (hash)."""
+        """Keys of image rows (r, n): Σ rows[:, i]·w[i] in int32 (dense), int64 or wrapping uint64 (hash)."""
         w = self.weights
         if self.n > 64:
             return rows.astype(w.dtype) @ w
@@ -103,11 +171,7 @@ class _Keys:
         """Ids of the keys, -1 where unknown."""
         if self.mode == "dense":
             return self.table[keys]
-        if len(self.keys) == 0:
-            return np.full(len(keys), -1, dtype=np.int32)
-        pos = np.searchsorted(self.keys, keys)
-        np.minimum(pos, len(self.keys) - 1, out=pos)
-        return np.where(self.keys[pos] == keys, self.ids[pos], -1).astype(np.int32)
+        return self.index.find(keys)
 
     def dedup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For unknown keys (with repeats): the positions of one representative per distinct key, in increasing
@@ -133,11 +197,7 @@ class _Keys:
         if self.mode == "dense":
             self.table[keys] = ids
             return
-        order = np.argsort(keys, kind="stable")
-        keys, ids = keys[order], ids[order]
-        pos = np.searchsorted(self.keys, keys)
-        self.keys = np.insert(self.keys, pos, keys)
-        self.ids = np.insert(self.ids, pos, ids.astype(np.int32))
+        self.index.add(keys, ids)
 
 
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
