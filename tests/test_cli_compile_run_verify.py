@@ -141,3 +141,13 @@ def test_run_rejects_unknown_symbol(runner, tmp_path):
     assert res.exit_code == 2 and "'7'" in res.output
     res = runner.invoke(main, ["run", str(out)], input="not json\n")
     assert res.exit_code == 2
+
+
+def test_factor_by_factor_bfloat16_fails_where_fused_does_not(runner, tmp_path):
+    res, out = _compile(runner, tmp_path, "M11", "--target", "householder")
+    assert res.exit_code == 0
+    res = runner.invoke(main, ["verify", str(out), "--dtype", "bfloat16", "--mode", "factors", "--json"])
+    rep = json.loads(res.output)
+    assert res.exit_code == 1 and rep["exact"]["ok"] and isinstance(rep["first_failing_length"], int)
+    res = runner.invoke(main, ["verify", str(out), "--dtype", "bfloat16", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["first_failing_length"] is None
