@@ -1,0 +1,238 @@
+"""The skeleton and the holonomy groups against brute force on small random automata.
+
+Every quantity is recomputed here from the definitions (THEORY.md, "Holonomy decomposition") with a brute-force
+enumeration of the transition monoid, independently of fsa/holonomy.py: the extended image set, subduction classes,
+depths, tiles, the transversal maps, and each holonomy group (the permutations of a representative's tiles induced
+by all monoid elements that stabilize it).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+import pytest
+from fsa2rnn.fsa import Automaton
+from fsa2rnn.fsa.errors import LimitExceededError
+from fsa2rnn.fsa.holonomy import Skeleton, holonomy_decomposition
+
+
+def brute_monoid(transitions: np.ndarray) -> list[tuple[int, ...]]:
+    """All δ_w (identity included) by closure under right multiplication by the generators."""
+    n = transitions.shape[1]
+    ident = tuple(range(n))
+    seen = {ident}
+    todo = [ident]
+    while todo:
+        s = todo.pop()
+        for g in transitions:
+            t = tuple(int(g[q]) for q in s)  # s then g
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return sorted(seen)
+
+
+def image(A: frozenset[int], s: tuple[int, ...]) -> frozenset[int]:
+    return frozenset(s[q] for q in A)
+
+
+class BruteSkeleton:
+    def __init__(self, transitions: np.ndarray) -> None:
+        n = transitions.shape[1]
+        self.monoid = brute_monoid(transitions)
+        Q = frozenset(range(n))
+        images = {image(Q, s) for s in self.monoid}
+        self.images = images
+        self.I = images | {frozenset([q]) for q in range(n)}
+
+        def leq(A, B):  # A ≤ B: A ⊆ B·s for some s in S¹
+            return any(A <= image(B, s) for s in self.monoid)
+
+        self.leq = leq
+        sets = sorted(self.I, key=lambda A: (-len(A), sorted(A)))
+        self.classes: list[list[frozenset[int]]] = []
+        for A in sets:
+            for cl in self.classes:
+                if leq(A, cl[0]) and leq(cl[0], A):
+                    cl.append(A)
+                    break
+            else:
+                self.classes.append([A])
+        # height: singletons 0, else 1 + max over strictly smaller classes (longest chain of strict subductions)
+        C = len(self.classes)
+        strictly_below = [
+            [j for j in range(C) if j != i and leq(self.classes[j][0], self.classes[i][0])] for i in range(C)
+        ]
+        height: dict[int, int] = {}
+
+        def h(i: int) -> int:
+            if i not in height:
+                if len(self.classes[i][0]) == 1:
+                    height[i] = 0
+                else:
+                    height[i] = 1 + max(h(j) for j in strictly_below[i])
+            return height[i]
+
+        self.height = {A: h(i) for i, cl in enumerate(self.classes) for A in cl}
+        self.n_levels = self.height[Q]
+
+    def tiles(self, A: frozenset[int]) -> set[frozenset[int]]:
+        proper = [B for B in self.I if B < A]
+        return {B for B in proper if not any(B < C for C in proper)}
+
+    def holonomy_permutations(self, R: frozenset[int], tiles: list[frozenset[int]]) -> set[tuple[int, ...]]:
+        index = {t: j for j, t in enumerate(tiles)}
+        out = set()
+        for s in self.monoid:
+            if image(R, s) == R:
+                out.add(tuple(index[image(t, s)] for t in tiles))
+        return out
+
+
+def group_closure(gens: np.ndarray, degree: int) -> set[tuple[int, ...]]:
+    ident = tuple(range(degree))
+    seen = {ident}
+    todo = [ident]
+    while todo:
+        p = todo.pop()
+        for g in gens:
+            q = tuple(int(g[i]) for i in p)
+            if q not in seen:
+                seen.add(q)
+                todo.append(q)
+    return seen
+
+
+def random_automata(count: int, seed: int, max_states: int = 5, max_symbols: int = 3) -> list[Automaton]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(2, max_states + 1))
+        k = int(rng.integers(1, max_symbols + 1))
+        out.append(Automaton(rng.integers(0, n, size=(k, n))))
+    return out
+
+
+SMALL = random_automata(40, seed=7)
+# a few with permutations mixed in, so that holonomy groups are non-trivial
+_rng = np.random.default_rng(11)
+SMALL += [
+    Automaton(np.stack([_rng.permutation(n), _rng.permutation(n), _rng.integers(0, n, n)])) for n in (3, 4, 4, 5, 5, 5)
+]
+
+
+@pytest.mark.parametrize("automaton", SMALL, ids=lambda a: f"n{a.n_states}k{a.n_symbols}")
+def test_skeleton_matches_brute_force(automaton: Automaton) -> None:
+    bf = BruteSkeleton(automaton.transitions)
+    sk = Skeleton(automaton.transitions)
+    n = automaton.n_states
+    sets = [frozenset(np.flatnonzero(r).tolist()) for r in sk.sets]
+    assert set(sets[: sk.n_images]) == bf.images
+    assert set(sets) == bf.I and len(sets) == len(bf.I)
+    # subduction classes
+    ours = {frozenset(sets[i] for i in sk.class_members(c)) for c in range(sk.n_classes)}
+    assert ours == {frozenset(cl) for cl in bf.classes}
+    # depth and number of levels (SgpDec's definition)
+    assert sk.n_levels == bf.n_levels
+    for i, A in enumerate(sets):
+        expected = bf.n_levels + 1 if len(A) == 1 else bf.n_levels - bf.height[A] + 1
+        assert sk.depth_of[i] == expected
+    # tiles, transversals, holonomy groups
+    for c in range(sk.n_classes):
+        R = sets[sk.class_rep[c]]
+        if len(R) < 2:
+            continue
+        tiles = [sets[t] for t in sk.tiles[c]]
+        assert set(tiles) == bf.tiles(R)
+        for b in sk.class_members(c):
+            B = sets[b]
+            f = sk.from_rep[b].astype(int)
+            t = sk.to_rep[b].astype(int)
+            assert image(R, tuple(f)) == B
+            assert all(t[f[r]] == r for r in R)
+            assert tuple(f) in bf.monoid  # from_rep is a monoid element
+            # to_rep agrees on B with some monoid element
+            assert any(all(s[q] == t[q] for q in B) for s in bf.monoid)
+        expected = bf.holonomy_permutations(R, tiles)
+        assert group_closure(sk.holonomy_generators(c), len(tiles)) == expected
+        assert sk.holonomy_group(c).order() == len(expected)
+        perm_expected = {tuple(sorted(R).index(s[q]) for q in sorted(R)) for s in bf.monoid if image(R, s) == R}
+        assert group_closure(sk.permutator_generators(c), len(R)) == perm_expected
+    assert n == sk.n
+
+
+def test_levels_components_are_the_classes_of_each_depth() -> None:
+    for a in SMALL[:20]:
+        c = holonomy_decomposition(a)
+        sk = c.skeleton
+        for lv, level in enumerate(c.levels):
+            reps = [comp.representative for comp in level.components]
+            expected = [sk.points(int(sk.class_rep[cl])) for cl in sk.classes_at_depth(lv + 1) if sk.class_size[cl] > 1]
+            assert reps == expected
+            assert level.n_points == sum(len(comp.tiles) for comp in level.components)
+
+
+def test_dependency_rows_are_holonomy_elements_or_constants() -> None:
+    """Every permutation row moves one component by an element of its holonomy group and fixes the others."""
+    for a in SMALL:
+        c = holonomy_decomposition(a)
+        sk = c.skeleton
+        for lv, level in enumerate(c.levels):
+            _, images = c.dependency(lv)
+            classes = [cl for cl in sk.classes_at_depth(lv + 1) if sk.class_size[cl] > 1]
+            groups = {cl: group_closure(sk.holonomy_generators(cl), sk.tiles[cl].size) for cl in classes}
+            for row in images:
+                if np.all(row == row[0]) and level.n_points > 1:
+                    continue
+                assert sorted(row.tolist()) == list(range(level.n_points))
+                moved = 0
+                for cl, comp in zip(classes, level.components):
+                    block = row[comp.offset : comp.offset + comp.points] - comp.offset
+                    assert tuple(block.tolist()) in groups[cl]
+                    moved += int(np.any(block != np.arange(comp.points)))
+                assert moved <= 1
+
+
+def test_image_set_limit_is_stated() -> None:
+    a = Automaton([[(i + 1) % 12 for i in range(12)], [0, 0, *range(2, 12)]])  # 4095 image sets
+    with pytest.raises(LimitExceededError, match=r"more than 100 sets.*limit 100"):
+        Skeleton(a.transitions, max_image_set=100)
+
+
+def test_coordinate_tuple_limit_is_stated() -> None:
+    a = Automaton([[1, 2, 3, 4, 0], [1, 0, 2, 3, 4], [0, 0, 2, 3, 4]])  # T_5: 120 reachable tuples
+    with pytest.raises(LimitExceededError, match=r"more than 50 coordinate tuples.*limit 50"):
+        holonomy_decomposition(a, max_tuples=50)
+
+
+def test_all_tile_chain_lifts_are_chains() -> None:
+    """Each lift decodes top-down into a chain Q ⊋ X_1 ⊋ … ⊋ {q} of tiles."""
+    for a in SMALL[:15]:
+        c = holonomy_decomposition(a)
+        sk = c.skeleton
+        for q, coords in enumerate(c.coordinates):
+            X = 0
+            for lv in range(c.n_levels):
+                if sk.depth_of[X] == lv + 1:
+                    cl = sk.class_of[X]
+                    comp_off = {comp.representative: comp.offset for comp in c.levels[lv].components}
+                    off = comp_off[sk.points(int(sk.class_rep[cl]))]
+                    nxt = int(sk.tile_set(np.array([X]), np.array([coords[lv] - off]))[0])
+                    assert set(sk.points(nxt)) < set(sk.points(X))
+                    assert q in sk.points(nxt)
+                    X = nxt
+                else:
+                    assert coords[lv] == 0  # a skipped level is the don't-care 0
+            assert sk.points(X) == (q,)
+
+
+@pytest.mark.parametrize("n, k", [(2, 1), (2, 2), (2, 3), (3, 1), (3, 2)])
+def test_exhaustive_tiny_automata(n: int, k: int) -> None:
+    """Every automaton with n states and k symbols (up to 729 of them): emulation, checked exhaustively on the
+    reachable coordinate tuples (short random words only, to stay quick)."""
+    for table in product(range(n), repeat=n * k):
+        a = Automaton(np.array(table).reshape(k, n))
+        c = holonomy_decomposition(a, verify=False)
+        assert c.verify_emulation(a, n_words=4, length=16, seed=1)
+        assert c.is_permutation_reset()
