@@ -418,9 +418,19 @@ class TransitionMonoid:
 
     @cached_property
     def idempotent_mask(self) -> np.ndarray:
-        """Boolean mask of the idempotents e·e = e (e[e] == e)."""
+        """Boolean mask of the idempotents e·e = e (e[e] == e): a filter on a few columns, then full rows in chunks."""
         E = self.elements
-        return np.all(np.take_along_axis(E, E.astype(np.intp), axis=1) == E, axis=1)
+        rows = np.arange(self.size)
+        for j in range(min(self.n_states, 4)):
+            col = E[rows, j].astype(np.intp)
+            rows = rows[E[rows, col] == E[rows, j]]
+        mask = np.zeros(self.size, dtype=bool)
+        chunk = max(1, CHUNK_ENTRIES // self.n_states)
+        for c0 in range(0, len(rows), chunk):
+            r = rows[c0 : c0 + chunk]
+            block = E[r]
+            mask[r] = np.all(np.take_along_axis(block, block.astype(np.intp), axis=1) == block, axis=1)
+        return mask
 
     @property
     def idempotents(self) -> np.ndarray:
