@@ -215,7 +215,7 @@ def faithful_permutation_representation(
     q0 = automaton.state_index(initial) if initial is not None else (automaton.initial or 0)
     trans = np.asarray(automaton.transitions, dtype=np.int64)
     orbit = orbit_of(trans, q0)
-    if automaton.action is not None:
+    if automaton.action is not None and automaton.action.shape[1] <= len(orbit):  # else the states are smaller
         act = np.asarray(automaton.action, dtype=np.int64)
         try:
             images, _ = enumerate_with_states(act, trans, q0)
