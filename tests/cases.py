@@ -32,12 +32,19 @@ class Case:
     group: str | None = None  #: DESIGN.md name of the transition group (group automata only)
     has_accepting: bool = False
     large: bool = False  #: thousands of states: skip in per-element or quadratic tests
+    # Published oracles (DESIGN.md, "Public test oracles"); None where not stated there.
+    idempotents: int | None = None  #: number of idempotents of the transition monoid
+    green: tuple[int, int, int, int] | None = None  #: numbers of (D, L, R, H) classes
+    #: holonomy decomposition: number of levels and the multiset of (points, group order) of its components,
+    #: group order None where DESIGN.md states only the points
+    holonomy_levels: int | None = None
+    holonomy: tuple[tuple[int, int | None], ...] | None = None
 
 
 CASES: tuple[Case, ...] = (
-    Case("parity", "parity", 2, 2, True, 2, "C2", has_accepting=True),
-    Case("Z3", "Z3", 3, 3, True, 3, "C3"),
-    Case("Z6:gen", "Z6:gen", 6, 1, True, 6, "C6"),
+    Case("parity", "parity", 2, 2, True, 2, "C2", has_accepting=True, holonomy_levels=1, holonomy=((2, 2),)),
+    Case("Z3", "Z3", 3, 3, True, 3, "C3", holonomy_levels=1, holonomy=((3, 3),)),
+    Case("Z6:gen", "Z6:gen", 6, 1, True, 6, "C6", holonomy_levels=1, holonomy=((6, 6),)),
     Case("Z60", "Z60", 60, 60, True, 60, "C60"),
     Case("S3", "S3", 6, 6, True, 6, "S3"),
     Case("S4:gens", "S4:gens", 24, 2, True, 24, "S4"),
@@ -55,11 +62,44 @@ CASES: tuple[Case, ...] = (
     Case("Q8:gens", "Q8:gens", 8, 2, True, 8, "Q8"),
     Case("PSL(2,7):gens", "PSL(2,7):gens", 168, 2, True, 168, "PSL(2,7)"),
     Case("M11", "M11", 7920, 2, True, 7920, "M11", large=True),
-    Case("flipflop", "flipflop", 2, 3, False, 3),
+    Case("flipflop", "flipflop", 2, 3, False, 3, holonomy_levels=1, holonomy=((2, 1),)),
     Case("flipflop:3", "flipflop:3", 3, 4, False, 4),
-    Case("T3", "T3", 3, 3, False, 3**3),
-    Case("T4", "T4", 4, 3, False, 4**4),
-    Case("T5", "T5", 5, 3, False, 5**5),
+    Case(
+        "T3",
+        "T3",
+        3,
+        3,
+        False,
+        3**3,
+        idempotents=10,
+        green=(3, 7, 5, 13),
+        holonomy_levels=2,
+        holonomy=((3, None), (2, None)),
+    ),
+    Case(
+        "T4",
+        "T4",
+        4,
+        3,
+        False,
+        4**4,
+        idempotents=41,
+        green=(4, 15, 15, 71),
+        holonomy_levels=3,
+        holonomy=((4, 24), (3, 6), (2, 2)),
+    ),
+    Case(
+        "T5",
+        "T5",
+        5,
+        3,
+        False,
+        5**5,
+        idempotents=196,
+        green=(5, 31, 52, 456),
+        holonomy_levels=4,
+        holonomy=((5, None), (4, None), (3, None), (2, None)),
+    ),
     Case("cycle_nav", "cycle_nav", 5, 3, True, 5, "C5"),
     Case("even_pairs", "even_pairs", 5, 2, False, None, has_accepting=True),
     Case("modarith:3", "modarith:3", 2 * 9 + 3 * 3 + 2, 3 + 4, False),
