@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations, permutations
-from math import factorial
+from math import comb, factorial
 from typing import Any
 
 import numpy as np
@@ -119,10 +119,6 @@ def _sorted_elements(perms: np.ndarray) -> np.ndarray:
     return np.unique(perms, axis=0)
 
 
-def _moved(perms: np.ndarray) -> np.ndarray:
-    return np.sum(perms != np.arange(perms.shape[1]), axis=1)
-
-
 def _symmetric_elements(n: int, max_moved: int | None = None) -> np.ndarray:
     if max_moved is None:
         return np.array(list(permutations(range(n))), dtype=STATE_DTYPE)
@@ -163,8 +159,9 @@ def symmetric(n: int, symbols: str = "all", limit: int = DEFAULT_STATE_LIMIT) ->
         gens = np.stack([permutation_from_cycles([[0, 1]], n), permutation_from_cycles([list(range(n))], n)])
         gens = _dedupe_rows(gens)
     elif symbols in ("swaps", "s3"):
+        # identity, n(n-1)/2 transpositions, and for s3 the 2·C(n,3) 3-cycles
+        _check_alphabet(1 + comb(n, 2) + (2 * comb(n, 3) if symbols == "s3" else 0), f"S{n}:{symbols}", f"S{n}:gens")
         gens = _symmetric_elements(n, 2 if symbols == "swaps" else 3)
-        _check_alphabet(len(gens), f"S{n}:{symbols}", f"S{n}:gens")
     else:
         raise SpecError(f"unknown symbol set {symbols!r} for S<n> (choose all, gens, swaps, s3)")
     return word_problem(gens, name=f"S{n}{suffix}", limit=limit)
