@@ -107,7 +107,8 @@ def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cas
         },
     }
 
-    cas = _cascade_sizes(automaton) if cascade else {"layers": None, "width": None, "note": "cascade (not computed)"}
+    skipped = {"layers": None, "width": None, "note": "cascade (not computed)"}
+    cas = _cascade_sizes(automaton) if cascade and not group else skipped  # groups need one layer (Theorem 3)
     if group:
         perms, source = _permutation_representation(automaton)
         k, swaps = _moved_and_transpositions(perms)
