@@ -109,8 +109,7 @@ def transformation_automaton(
 def _check_alphabet(size: int, what: str, hint: str) -> None:
     if size > MAX_ALPHABET:
         raise LimitExceededError(
-            f"{what} has {size} elements, over the limit of {MAX_ALPHABET} symbols for an all-elements alphabet "
-            f"(use {hint})"
+            f"{what} would have {size} symbols (one per element), over the limit of {MAX_ALPHABET} symbols (use {hint})"
         )
 
 
