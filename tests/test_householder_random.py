@@ -9,6 +9,8 @@ from cases import random_automaton
 from fsa2rnn.compiler import compile_diagonal, compile_householder
 from fsa2rnn.fsa import Automaton, ConstructionError
 from fsa2rnn.nn import load_model
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SEEDS = range(110)
 
@@ -56,3 +58,25 @@ def test_random_automata_diagonal_or_refused(seed):
         return
     assert m.summary["verified"]
     _batch_check([m], [a])
+
+
+@st.composite
+def small_automata(draw):
+    n = draw(st.integers(1, 5))
+    k = draw(st.integers(1, 3))
+    rows = draw(st.lists(st.lists(st.integers(0, n - 1), min_size=n, max_size=n), min_size=k, max_size=k))
+    return Automaton(rows, initial=draw(st.integers(0, n - 1)))
+
+
+@settings(max_examples=25)
+@given(small_automata(), st.sampled_from(["householder", "diagonal"]))
+def test_property_compiled_models_realize_random_automata(a, target):
+    try:
+        m = compile_householder(a) if target == "householder" else compile_diagonal(a)
+    except ConstructionError as exc:  # only the diagonal target refuses, and only for non-abelian groups
+        assert target == "diagonal" and ("abelian" in str(exc) or "commut" in str(exc))
+        return
+    assert m.summary["verified"]
+    ids = np.random.default_rng(0).integers(0, a.n_symbols, size=(2, 200))
+    got = load_model(m).predict_states(torch.from_numpy(ids)).numpy()
+    assert np.array_equal(got, a.run(ids))
