@@ -84,3 +84,23 @@ def test_bad_input_exit_2_one_line():
         assert len(res.stderr.strip().splitlines()) == 1
     res = _run("analyze", "T6", "--max-elements", "100")
     assert "max_elements=100" in res.stderr
+
+
+def test_definite_spec_file_is_robustly_realizable(tmp_path):
+    """The last two symbols (states 2a+b): definite of degree 2, so an affine recurrence realizes it robustly."""
+    spec = {
+        "format": "fsa2rnn.automaton/1",
+        "states": ["00", "01", "10", "11"],
+        "symbols": ["0", "1"],
+        "transitions": {"0": [0, 2, 0, 2], "1": [1, 3, 1, 3]},
+        "initial": "00",
+    }
+    path = tmp_path / "last_two.json"
+    path.write_text(json.dumps(spec))
+    out = json.loads(_run("analyze", str(path), "--json").output)
+    assert out["monoid"]["is_definite"] is True and out["monoid"]["definite_degree"] == 2
+    assert out["monoid"]["is_aperiodic"] is True
+    r = out["realizability"]
+    assert r["affine_any"]["robust"]["realizes"] is True
+    assert r["diagonal_nonnegative"]["exact"]["realizes"] is True  # aperiodic: resets only
+    assert r["householder"]["exact"]["layers"] >= 1  # the holonomy cascade sizes the Theorem 4 construction
