@@ -23,9 +23,8 @@ def torch_table_scan(
     prefix = bank.long()[keys.long()]  # (B, T, d): σ_t
     shift = 1
     while shift < length:
-        earlier = prefix[:, :-shift]
-        later = prefix[:, shift:]
-        prefix = torch.cat([prefix[:, :shift], torch.gather(later, 2, earlier)], dim=1)
+        # the right side is computed in full before the assignment, so every round reads the previous round
+        prefix[:, shift:] = torch.gather(prefix[:, shift:], 2, prefix[:, :-shift])
         shift *= 2
     idx = h0.long().view(bsz, 1, 1).expand(bsz, length, 1)
     out = torch.gather(prefix, 2, idx).squeeze(2)

@@ -1,10 +1,11 @@
 """Triton table scan, chunked: compose within a chunk, carry across chunks, replay each chunk (README.md).
 
-Three kernels, each a loop over time inside one program; a gather is a vector load through computed pointers
-(``bank + key·d + comp``), which also runs under the CPU interpreter (TRITON_INTERPRET=1):
-1. ``_compose``  grid (B, n_c): Π_c = σ_{cC+C-1} ∘ … ∘ σ_{cC} as a D_PAD-lane vector (d ≤ 256 indices).
+Three kernels, each a loop over time inside one program, all runnable under the CPU interpreter (TRITON_INTERPRET=1):
+1. ``_compose``  grid (B, n_c): Π_c = σ_{cC+C-1} ∘ … ∘ σ_{cC} as a D_PAD-lane vector (d ≤ 256 indices): load the
+   row σ_t (its address does not depend on the running composite), then compose by a register gather
+   ``tl.gather(row, Π, 0)``.
 2. ``_carry``    grid (B,):     s_0 = h0, s_{c+1} = Π_c(s_c).
-3. ``_replay``   grid (B, n_c): h ← σ_t(h) from s_c, storing every state.
+3. ``_replay``   grid (B, n_c): h ← σ_t(h) from s_c, storing every state (row load + select, or a dependent load).
 Tables may be stored as uint8 (d ≤ 256), int16, int32 or int64; uint8 is the packing that pays (one byte per
 entry), wider integer packing of several indices per word does not reduce traffic further for gathers.
 Imports are guarded: without triton, :data:`HAS_TRITON` is False and calling the scan raises.
@@ -36,7 +37,7 @@ if HAS_TRITON:
     def _compose(bank, keys, comp, T, n_c, d, CHUNK: tl.constexpr, D_PAD: tl.constexpr, DIRECT: tl.constexpr):
         b = tl.program_id(0).to(tl.int64)
         c = tl.program_id(1).to(tl.int64)
-        offs = tl.arange(0, D_PAD).to(tl.int64)
+        offs = tl.arange(0, D_PAD)
         lane = offs < d
         cur = offs
         for s in range(CHUNK):
@@ -47,9 +48,10 @@ if HAS_TRITON:
                 key = b * T + tc
             else:
                 key = tl.load(keys + b * T + tc).to(tl.int64)
-            nxt = tl.load(bank + key * d + cur, mask=lane, other=0).to(tl.int64)
-            cur = tl.where(valid, nxt, cur)
-        tl.store(comp + (b * n_c + c) * d + offs, cur, mask=lane)
+            # the row's address does not depend on cur: loads of successive steps can be in flight together
+            row = tl.load(bank + key * d + offs, mask=lane, other=0).to(tl.int32)
+            cur = tl.where(valid, tl.gather(row, cur, 0), cur)  # (σ_t ∘ Π)(j) = σ_t[Π[j]]
+        tl.store(comp + (b * n_c + c) * d + offs, cur.to(tl.int64), mask=lane)
 
     @triton.jit
     def _carry(comp, h0, starts, n_c, d):
@@ -60,10 +62,24 @@ if HAS_TRITON:
             h = tl.load(comp + (b * n_c + c) * d + h).to(tl.int64)
 
     @triton.jit
-    def _replay(bank, keys, starts, out, T, n_c, d, CHUNK: tl.constexpr, DIRECT: tl.constexpr):
+    def _replay(
+        bank,
+        keys,
+        starts,
+        out,
+        T,
+        n_c,
+        d,
+        CHUNK: tl.constexpr,
+        D_PAD: tl.constexpr,
+        DIRECT: tl.constexpr,
+        ROWS: tl.constexpr,
+    ):
         b = tl.program_id(0).to(tl.int64)
         c = tl.program_id(1).to(tl.int64)
         h = tl.load(starts + b * n_c + c).to(tl.int64)
+        offs = tl.arange(0, D_PAD)
+        lane = offs < d
         for s in range(CHUNK):
             t = c * CHUNK + s
             valid = t < T
@@ -72,7 +88,11 @@ if HAS_TRITON:
                 key = b * T + tc
             else:
                 key = tl.load(keys + b * T + tc).to(tl.int64)
-            h = tl.load(bank + key * d + h).to(tl.int64)
+            if ROWS:  # load the whole row (independent of h), select entry h
+                row = tl.load(bank + key * d + offs, mask=lane, other=0).to(tl.int64)
+                h = tl.sum(tl.where(offs == h, row, 0))
+            else:  # one dependent scalar load per step
+                h = tl.load(bank + key * d + h).to(tl.int64)
             tl.store(out + b * T + tc, h, mask=valid)
 
 
@@ -94,9 +114,11 @@ def triton_table_scan(
     *,
     chunk: int = 64,
     direct_shape: tuple[int, int] | None = None,
+    replay_rows: bool = True,
 ) -> torch.Tensor:
     """Same contract as :func:`naive_table_scan`. With ``keys=None`` and ``direct_shape=(B, T)``, ``bank`` is the
-    (B·T, d) stack of per-step tables and step t of sequence b uses row b·T + t (no key reads)."""
+    (B·T, d) stack of per-step tables and step t of sequence b uses row b·T + t (no key reads).
+    ``replay_rows``: the replay loads whole rows and selects (pipelinable) instead of one dependent load per step."""
     if not HAS_TRITON:
         raise RuntimeError("triton is not installed")
     d = bank.shape[1]
@@ -122,7 +144,21 @@ def triton_table_scan(
     h0 = h0.to(device=device, dtype=torch.long).contiguous()
     key_arg = keys if keys is not None else h0  # any pointer; unused when DIRECT
     direct = keys is None
-    _compose[(bsz, n_c)](bank, key_arg, comp, length, n_c, d, CHUNK=chunk, D_PAD=d_pad, DIRECT=direct)
-    _carry[(bsz,)](comp, h0, starts, n_c, d)
-    _replay[(bsz, n_c)](bank, key_arg, starts, out, length, n_c, d, CHUNK=chunk, DIRECT=direct)
+    warps = max(1, min(8, d_pad // 32))
+    _compose[(bsz, n_c)](bank, key_arg, comp, length, n_c, d, CHUNK=chunk, D_PAD=d_pad, DIRECT=direct, num_warps=warps)
+    _carry[(bsz,)](comp, h0, starts, n_c, d, num_warps=1)
+    _replay[(bsz, n_c)](
+        bank,
+        key_arg,
+        starts,
+        out,
+        length,
+        n_c,
+        d,
+        CHUNK=chunk,
+        D_PAD=d_pad,
+        DIRECT=direct,
+        ROWS=replay_rows,
+        num_warps=warps,
+    )
     return _mask(out, lengths)
