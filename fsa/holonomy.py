@@ -133,10 +133,9 @@ class Skeleton:
                 before = len(index)
                 ids = index.add(img)
                 if len(index) > limit:
+                    why = "" if limit == max_sets else f" = {max_cells} cells / {n} states"
                     raise LimitExceededError(
-                        f"the image set of the {n}-state automaton has more than {limit} sets "
-                        f"(found {len(index)} so far; limit {limit} = min({max_sets} sets, {max_cells} cells / "
-                        f"{n} states))"
+                        f"the image set of the {n}-state automaton has more than {limit} sets (limit {limit}{why})"
                     )
                 fresh = ids >= before
                 if fresh.any():
