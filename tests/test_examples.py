@@ -47,3 +47,30 @@ def test_quickstart_command_works(args, monkeypatch):
     monkeypatch.chdir(ROOT)  # spec paths in the script are relative to the repository root
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+
+
+def _readme_commands() -> list[list[str]]:
+    """`fsa2rnn show|list …` lines in the README's shell blocks (other commands are tested by their owners)."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    out = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.removeprefix("$ ")
+            if not line.startswith("fsa2rnn "):
+                continue  # output lines
+            words = shlex.split(line, comments=True)
+            if len(words) >= 2 and words[0] == "fsa2rnn" and words[1] in ("show", "list", "--version"):
+                out.append(words[1:])
+    return out
+
+
+@pytest.mark.parametrize("args", _readme_commands(), ids=lambda a: " ".join(a))
+def test_readme_command_works(args, tmp_path, monkeypatch):
+    """Each README command exits 0 (or 2, for the lines that illustrate errors) — run in a scratch folder."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, args)
+    expected_error = any(a in ("S5:bogus", "M11:all") for a in args)
+    assert result.exit_code == (2 if expected_error else 0), result.output
