@@ -208,3 +208,28 @@ def test_hopcroft_finish_agrees_with_automata_lib(monkeypatch, rounds, seed):
     m = a.minimize()
     reference = a.to_dfa().minify()
     assert m.n_states == len(reference.states) and m.to_dfa() == reference
+
+
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(0, 10_000))
+def test_product_is_language_intersection_and_union(n1, n2, seed):
+    a = random_automaton(n1, 2, seed)
+    b = random_automaton(n2, 2, seed + 1)
+    both, either = product(a, b), product(a, b, accept="any")
+    words = np.random.default_rng(seed).integers(0, 2, size=(20, 12))
+    for w in words:
+        assert both.accepts(w) == (a.accepts(w) and b.accepts(w))
+        assert either.accepts(w) == (a.accepts(w) or b.accepts(w))
+    digits = factor_states(both, both.run(words))
+    assert np.array_equal(digits[..., 0], a.run(words)) and np.array_equal(digits[..., 1], b.run(words))
+
+
+def test_relabel_and_renumber_errors():
+    a = resolve_spec("parity")
+    with pytest.raises(SpecError, match="unknown state 'nope'"):
+        a.relabel(states={"nope": "x"})
+    with pytest.raises(SpecError, match="got 3 state names for 2 states"):
+        a.relabel(states=["a", "b", "c"])
+    with pytest.raises(SpecError, match="duplicate name"):
+        a.relabel(states=["a", "a"])
+    with pytest.raises(SpecError, match="permutation of 0..1"):
+        renumber(a, [0, 0])
