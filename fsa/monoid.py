@@ -7,7 +7,8 @@ Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by 
 - ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT);
 - ``int64``: the same code as int64 (n^n < 2^63, n ≤ 15) in an open-addressing hash table (vectorized probing);
 - ``hash``: a 64-bit multiplicative hash in the same table; every hit is verified against the stored images, so
-  the result stays exact (a hash collision raises instead of merging two elements).
+  the result stays exact (a collision restarts the enumeration with new hash weights instead of merging two
+  elements).
 Each BFS layer is composed with every generator at once by numpy gathers, its keys looked up, and the new ones
 deduplicated with ``np.unique``; the right Cayley graph falls out of the search, the left one is a column gather
 of all elements per generator.
@@ -112,10 +113,18 @@ class _HashTable:
             self.add(keys, ids)
 
 
+class _HashCollision(Exception):
+    """Two distinct transformations share a 64-bit hash (probability about |M|²/2^64): retry with new weights."""
+
+
+#: Retries with fresh hash weights after a collision (each collision has probability about |M|²/2^64).
+HASH_RETRIES = 4
+
+
 class _Keys:
     """Integer keys of image rows and a key → id index (dense table, or an open-addressing hash table)."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, seed: int = 0) -> None:
         self.n = n
         big = n**n
         if big <= DENSE_LIMIT:
@@ -127,7 +136,7 @@ class _Keys:
             if self.mode == "int64":
                 self.weights = n ** np.arange(n, dtype=np.int64)
             else:
-                rng = np.random.default_rng(0x5EED)
+                rng = np.random.default_rng([0x5EED, seed])
                 self.weights = rng.integers(1, 1 << 62, size=n, dtype=np.int64).astype(np.uint64) * 2 + 1
             self.index = _HashTable(np.dtype(np.int64 if self.mode == "int64" else np.uint64))
 
@@ -243,8 +252,15 @@ class TransitionMonoid:
         self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
         dtype = _image_dtype(n)
         self._gens = gens.astype(dtype)
-        self._keys = _Keys(n)
-        self._enumerate(dtype)
+        for seed in range(HASH_RETRIES):
+            self._keys = _Keys(n, seed)
+            try:
+                self._enumerate(dtype)
+                break
+            except _HashCollision:
+                continue
+        else:  # pragma: no cover - probability about (|M|²/2^64)^HASH_RETRIES
+            raise LimitExceededError(f"64-bit hash collisions in {HASH_RETRIES} attempts; the limit is {HASH_RETRIES}")
 
     # ------------------------------------------------------------------ enumeration
     def _bytes_per_element(self) -> int:
@@ -293,7 +309,7 @@ class TransitionMonoid:
                     firsts = unknown[reps]
                     imgs = gens[firsts % k, block[firsts // k].T].T  # δ_x[s] for each new (s, x)
                     if not keys.exact and not np.array_equal(imgs[rank], self._products(block, unknown)):
-                        raise LimitExceededError("64-bit hash collision between distinct transformations")
+                        raise _HashCollision
                     keys.add(codes[firsts], np.arange(size, size + len(reps), dtype=np.int32))
                     ids[unknown] = size + rank
                     self._append(imgs, size)
@@ -336,7 +352,7 @@ class TransitionMonoid:
         if not len(hit):
             return
         if not np.array_equal(self._store[ids[hit]], self._products(block, hit)):
-            raise LimitExceededError("64-bit hash collision between distinct transformations")
+            raise _HashCollision
 
     # ------------------------------------------------------------------ basic API
     def __len__(self) -> int:
@@ -409,10 +425,9 @@ class TransitionMonoid:
         for x in range(k):
             g = self._gens[x].astype(np.intp)
             for c0 in range(0, m, chunk):
-                ids = self._keys.find(self._keys.encode_columns(E[c0 : c0 + chunk], g))
-                if not self._keys.exact and not np.array_equal(E[ids], E[c0 : c0 + chunk][:, g]):
-                    raise LimitExceededError("64-bit hash collision between distinct transformations")
-                out[c0 : c0 + chunk, x] = ids
+                # products of members are members, and members' keys are distinct (checked while enumerating),
+                # so a hashed key identifies the product without a further comparison
+                out[c0 : c0 + chunk, x] = self._keys.find(self._keys.encode_columns(E[c0 : c0 + chunk], g))
         out.setflags(write=False)
         return out
 

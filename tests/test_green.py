@@ -49,12 +49,15 @@ def test_word_problem_maximal_subgroup(spec, order, name, factors, solvable):
     assert h.is_solvable == solvable
 
 
-def test_word_problem_without_natural_action_uses_image_action():
-    """Drop the builtin's natural action: the subgroup is then found from the H-class acting on the image."""
-    a = resolve_spec("A5:gens")
+@pytest.mark.parametrize("spec, order, name", [("A5:gens", 60, "A5"), ("M11", 7920, "M11")])
+def test_word_problem_without_natural_action_uses_image_action(spec, order, name):
+    """Drop the builtin's natural action: the subgroup is then the group of units acting regularly on the states,
+    reduced to a small faithful action before it is named."""
+    a = resolve_spec(spec)
     bare = type(a)(a.transitions, states=a.states, symbols=a.symbols)
     (h,) = TransitionMonoid(bare).green.maximal_subgroups
-    assert (h.order, h.name, h.composition_factors) == (60, "A5", ["A5"])
+    assert (h.order, h.name, h.composition_factors) == (order, name, [name])
+    assert h.group.order() == order
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -161,3 +161,32 @@ def test_m11_word_problem_is_fast_and_regular():
     assert M.size == 7920
     assert M.number_of_idempotents == 1
     assert np.array_equal(np.sort(M.elements[:, 0]), np.arange(7920))  # regular action: one image per element
+
+
+def test_hash_collision_restarts_with_new_weights(monkeypatch):
+    """Force a collision on the first attempt (all-zero hash weights): the enumeration restarts and stays exact."""
+    import fsa2rnn.fsa.monoid as mono
+
+    real = mono._Keys.__init__
+
+    def weak_first(self, n, seed=0):
+        real(self, n, seed)
+        if self.mode == "hash" and seed == 0:
+            self.weights = np.zeros_like(self.weights)  # every transformation hashes to 0
+
+    monkeypatch.setattr(mono._Keys, "__init__", weak_first)
+    n = 17
+    gens = np.stack([np.roll(np.arange(n), 1), np.arange(n) % 2])
+    M = TransitionMonoid(gens)
+    assert M._keys.weights.any()  # the retry's weights
+    # independent closure with Python sets
+    seen, todo = {tuple(range(n))}, [np.arange(n)]
+    while todo:
+        t = todo.pop()
+        for g in gens:
+            u = tuple(g[t].tolist())
+            if u not in seen:
+                seen.add(u)
+                todo.append(np.array(u))
+    assert M.size == len(seen)
+    assert {tuple(e) for e in M.elements.tolist()} == seen
