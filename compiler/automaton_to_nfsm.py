@@ -71,7 +71,7 @@ def nfsm_model(
                 "heads": list(lt.heads),
                 "initial": [int(v) for v in machine.initial[machine.head_slices[i]]],
                 "upper": list(lt.upper),
-                "key_radices": lt.key_radices,
+                "key_radices": machine.key_radices[i],
                 "n_keys": int(lt.bank.shape[0]),
                 "attractors": "onehot",
                 "embedding": names["embedding"],

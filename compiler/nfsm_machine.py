@@ -11,7 +11,7 @@ head h's table. A configuration's code is its mixed-radix number (first head mos
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
@@ -29,12 +29,6 @@ class LayerTables:
     upper: list[int]  #: global head indices (into the configuration) whose previous indices join the key
     bank: np.ndarray
     n_symbols: int
-
-    @property
-    def key_radices(self) -> list[int]:
-        return [self.n_symbols] + [int(r) for r in self._upper_dims]
-
-    _upper_dims: list[int] = field(default_factory=list)
 
 
 def mixed_radix(digits: np.ndarray, radices: Sequence[int]) -> np.ndarray:
@@ -61,8 +55,13 @@ class NFSMMachine:
         self.dims = [d for layer in layers for d in layer.heads]
         offsets = np.cumsum([0] + [len(layer.heads) for layer in layers])
         self.head_slices = [slice(int(offsets[i]), int(offsets[i + 1])) for i in range(len(layers))]
-        for layer in layers:
-            layer._upper_dims = [self.dims[g] for g in layer.upper]
+        #: per layer: radices of its key digits (symbol, then the upper heads' dims)
+        self.key_radices = [[layer.n_symbols] + [self.dims[g] for g in layer.upper] for layer in layers]
+        for i, layer in enumerate(layers):
+            if any(g >= self.head_slices[i].start for g in layer.upper):
+                raise ConstructionError(f"layer {i} reads heads {layer.upper}: only heads of the layers above")
+            if layer.bank.shape[0] != int(np.prod(self.key_radices[i], dtype=object)):
+                raise ConstructionError(f"layer {i} has {layer.bank.shape[0]} tables for keys {self.key_radices[i]}")
         self.initial = np.asarray(initial, dtype=np.int64)
         if len(self.initial) != len(self.dims):
             raise ConstructionError(f"start configuration has {len(self.initial)} indices for {len(self.dims)} heads")
@@ -76,7 +75,7 @@ class NFSMMachine:
         """Key of ``layer`` for symbols x after configurations ``configs`` (N, H) (the previous step's)."""
         lt = self.layers[layer]
         digits = np.concatenate([np.asarray(x)[..., None], configs[..., lt.upper]], axis=-1)
-        return mixed_radix(digits, lt.key_radices)
+        return mixed_radix(digits, self.key_radices[layer])
 
     def step(self, configs: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Configurations after reading symbols x (N,) from configurations (N, H); all layers at once."""

@@ -70,13 +70,16 @@ class NFSMModel(nn.Module):
         self, symbol_ids: torch.Tensor, lengths: torch.Tensor | None = None, *, impl: str = "auto"
     ) -> torch.Tensor:
         """Indices (B, T, H) of every head of every layer after each symbol; -1 past lengths."""
-        ids = self._check_ids(symbol_ids)
+        ids = torch.as_tensor(symbol_ids).long()
+        ids = ids[None, :] if ids.dim() == 1 else ids
         bsz, length = ids.shape
         dev = ids.device
+        pad = None
         if lengths is not None:
-            lengths = lengths.to(dev).long()
+            lengths = torch.as_tensor(lengths, device=dev).long()
             pad = torch.arange(length, device=dev)[None, :] >= lengths[:, None]
-            ids = ids.masked_fill(pad, 0)  # any valid symbol: states before a position never depend on it
+            ids = ids.masked_fill(pad, 0)  # padding (any value): states before a position never depend on it
+        self._check_ids(ids)
         per_layer: list[torch.Tensor] = []
         for spec, layer in zip(self.layer_specs, self.layers):
             key = ids
@@ -90,7 +93,7 @@ class NFSMModel(nn.Module):
             h0 = torch.tensor(spec["initial"], device=dev)
             per_layer.append(layer.scan(key, h0, None, impl=impl))
         out = torch.cat(per_layer, dim=-1)
-        if lengths is not None:
+        if pad is not None:
             out = out.masked_fill(pad[..., None], -1)
         return out
 
@@ -123,14 +126,10 @@ class NFSMModel(nn.Module):
     def _initial_config(self) -> list[int]:
         return [int(v) for spec in self.layer_specs for v in spec["initial"]]
 
-    def _check_ids(self, symbol_ids: torch.Tensor) -> torch.Tensor:
-        ids = torch.as_tensor(symbol_ids).long()
-        if ids.dim() == 1:
-            ids = ids[None, :]
+    def _check_ids(self, ids: torch.Tensor) -> None:
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.n_symbols):
             bad = int(ids.max()) if int(ids.max()) >= self.n_symbols else int(ids.min())
             raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.n_symbols - 1})")
-        return ids
 
 
 def _tensor(compiled: CompiledModel, name: str) -> np.ndarray:

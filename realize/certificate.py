@@ -151,3 +151,13 @@ def margin_certificate(
         "rows_below": below,
         "tables_match": bool(extraction["match"]),
     }
+
+
+def certificate_summary(model: Any, dtypes: tuple[str, ...] = ("float32", "bfloat16", "float16")) -> dict[str, Any]:
+    """One line per dtype for a compile summary: {dtype: {"certified": bool, "statement": str}}."""
+    module = as_nfsm_module(model)
+    out = {}
+    for dt in dtypes:
+        cert = margin_certificate(module, dt)
+        out[dt] = {"certified": cert["certified"], "statement": cert["statement"]}
+    return out

@@ -92,3 +92,10 @@ def test_unit_roundoff_values():
     assert unit_roundoff("float32")[0] == 2.0**-24
     assert unit_roundoff("bfloat16")[0] == 2.0**-8
     assert unit_roundoff("float16") == (2.0**-11, 2.0**-25)
+
+
+def test_certificate_summary_per_dtype():
+    from fsa2rnn.realize.certificate import certificate_summary
+
+    summary = certificate_summary(compile_nfsm(_case("S5"), margin=1e-3))
+    assert [summary[d]["certified"] for d in ("float32", "bfloat16", "float16")] == [True, False, False]

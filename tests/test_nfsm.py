@@ -76,8 +76,11 @@ def test_lengths_and_padding():
     module = load_model(compile_nfsm(a, layers="stacked"))
     ids = np.random.default_rng(2).integers(0, a.n_symbols, (3, 50))
     lengths = torch.tensor([50, 13, 0])
-    got = module.predict_states(torch.from_numpy(ids), lengths).numpy()
     full = a.run(ids)
+    padded = ids.copy()
+    padded[1, 13:] = -1  # padding values are never read
+    padded[2, :] = a.n_symbols + 5
+    got = module.predict_states(torch.from_numpy(padded), lengths).numpy()
     for b, n in enumerate([50, 13, 0]):
         assert np.array_equal(got[b, :n], full[b, :n])
         assert np.all(got[b, n:] == -1)
