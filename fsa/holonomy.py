@@ -225,7 +225,7 @@ class Skeleton:
 
     # ------------------------------------------------------------------ tiles
     def _tiles_of_reps(self) -> None:
-        """Tiles (maximal proper subsets within I) of every non-singleton representative, largest first."""
+        """Tiles (maximal proper subsets within I) of every non-singleton representative."""
         packed = np.packbits(self.sets, axis=1)
         pad = (-packed.shape[1]) % 8
         if pad:
@@ -250,7 +250,9 @@ class Skeleton:
                     group = group[~inside]
                 if group.size:
                     covers.append(group)
-            self.tiles[c] = np.concatenate(covers)
+            tiles = np.concatenate(covers)
+            # largest first, then in lexicographic order of their states (SgpDec's order)
+            self.tiles[c] = np.array(sorted(tiles.tolist(), key=lambda t: (-self.sizes[t], self.points(t))))
         self._tile_rows = {c: self.sets[t] for c, t in self.tiles.items()}
         self._tile_lookup = {
             c: {key: j for j, key in enumerate(_SetIndex.keys(rows))} for c, rows in self._tile_rows.items()
