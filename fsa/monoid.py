@@ -218,8 +218,8 @@ def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
         gens = np.asarray(source, dtype=np.int64)
     except (TypeError, ValueError) as exc:
         raise SpecError(f"transformations must be an integer array of shape (k, n): {exc}") from None
-    if gens.ndim != 2 or gens.shape[1] == 0:
-        raise SpecError(f"transformations must have shape (k, n) with n ≥ 1, got {gens.shape}")
+    if gens.ndim != 2 or gens.shape[0] == 0 or gens.shape[1] == 0:
+        raise SpecError(f"transformations must have shape (k, n) with k ≥ 1 and n ≥ 1, got {gens.shape}")
     n = gens.shape[1]
     if gens.size and (gens.min() < 0 or gens.max() >= n):
         raise SpecError(f"transformation images must lie in 0..{n - 1}")
@@ -288,7 +288,7 @@ class TransitionMonoid:
         self._store[0] = identity
         rights, parents, symbols = [], [np.array([-1], np.int64)], [np.array([-1], np.int64)]
         frontier, start, size = identity, 0, 1
-        chunk = max(1, CHUNK_ENTRIES // (k * n))
+        chunk = max(1, CHUNK_ENTRIES // max(1, k * n))
         layer_sizes = [1]
         while len(frontier):
             new_layer: list[np.ndarray] = []

@@ -152,6 +152,8 @@ def test_limits_and_bad_input():
         TransitionMonoid([[0, 3]])
     with pytest.raises(SpecError):
         TransitionMonoid([[]])
+    with pytest.raises(SpecError, match="k ≥ 1"):
+        TransitionMonoid(np.zeros((0, 3), dtype=int))
     with pytest.raises(SpecError):
         M.index([0, 1])
 
