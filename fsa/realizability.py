@@ -143,7 +143,9 @@ def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cas
             "theorem": "Theorems 1–2: a nontrivial subgroup contains some C_p; counting modulo p needs an eigenvalue "
             "that is negative (p = 2, Theorem 1) or non-real (Theorem 2)",
         }
-    if exponent2_abelian:
+    if aperiodic:
+        real = dict(nonneg)
+    elif exponent2_abelian:
         real = {"realizes": True, "layers": 1, "width": n, "theorem": "an abelian group of exponent 2: diagonal ±1"}
     elif two_groups:
         real = {
@@ -157,7 +159,9 @@ def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cas
             "theorem": "Theorem 2: an element of odd prime order p in a subgroup gives counting modulo p, which "
             "needs a non-real eigenvalue",
         }
-    if group and commutative:
+    if aperiodic:
+        cplx = dict(nonneg)
+    elif group and commutative:
         cplx = {
             "realizes": True,
             "layers": 1,
