@@ -18,6 +18,9 @@ from torch import nn
 from . import register_builder
 from .nfsm import NFSMLayer
 
+#: Configuration spaces up to this size get a dense readout table.
+DENSE_READOUT_LIMIT = 2**22
+
 
 class NFSMModel(nn.Module):
     """Compiled NFSM: ``predict_states(symbol_ids, lengths=None)`` and ``predict_accept``; ``.to(dtype)`` switches
@@ -54,6 +57,12 @@ class NFSMModel(nn.Module):
         self.radices = [int(r) for r in ro["radices"]]
         self.register_buffer("readout_codes", torch.from_numpy(_tensor(compiled, ro["codes"]).astype(np.int64)))
         self.register_buffer("readout_states", torch.from_numpy(_tensor(compiled, ro["states"]).astype(np.int64)))
+        size = int(np.prod(self.radices, dtype=object))
+        dense = None
+        if size <= DENSE_READOUT_LIMIT:  # a direct lookup table instead of a binary search
+            dense = torch.full((size,), -1, dtype=torch.long)
+            dense[self.readout_codes] = self.readout_states
+        self.register_buffer("readout_dense", dense)
         acc = h.get("accepting")
         mask = torch.zeros(len(h["states"]), dtype=torch.bool)
         if acc is not None:
@@ -105,9 +114,12 @@ class NFSMModel(nn.Module):
         code = torch.zeros(idx.shape[:-1], dtype=torch.long, device=idx.device)
         for i, r in enumerate(self.radices):
             code = code * r + idx[..., i].clamp(min=0)
-        codes = self.readout_codes.to(idx.device)
-        pos = torch.searchsorted(codes, code).clamp(max=len(codes) - 1)
-        states = torch.where(codes[pos] == code, self.readout_states.to(idx.device)[pos], -1)
+        if self.readout_dense is not None:
+            states = self.readout_dense[code]
+        else:
+            codes = self.readout_codes
+            pos = torch.searchsorted(codes, code).clamp(max=len(codes) - 1)
+            states = torch.where(codes[pos] == code, self.readout_states[pos], -1)
         return states.masked_fill((idx < 0).any(dim=-1), -1)
 
     def predict_accept(self, symbol_ids: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:

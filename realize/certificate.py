@@ -117,7 +117,11 @@ def margin_certificate(
     word_names = None if word is None else [automaton.symbols[x] for x in word]
     certified = finite and below == 0 and extraction["match"]
     shown_margin = margin if math.isfinite(margin) else None
-    if certified:
+    if certified and not math.isfinite(margin):
+        statement = (
+            f"length-independent at dtype {name}: every head has a single index, and the tables realize the automaton"
+        )
+    elif certified:
         statement = (
             f"length-independent at dtype {name}: every table row's logit margin (smallest {margin:.4g}) exceeds "
             f"twice the rounding bound (largest {bound:.4g}), and the tables realize the automaton"

@@ -120,3 +120,16 @@ def test_single_head_limit_on_m11():
     m11 = case_automaton(next(c for c in CASES if c.name == "M11"))
     with pytest.raises(LimitExceededError, match="over the limit"):
         compile_nfsm(m11, heads="single", layers="single")
+
+
+def test_sparse_readout_path(monkeypatch):
+    """Large configuration spaces read out by binary search over the sorted codes; same states as the dense table."""
+    import fsa2rnn.nn.nfsm_model as nm
+
+    a = case_automaton(next(c for c in CASES if c.name == "A5"))
+    model = compile_nfsm(a)
+    ids = np.random.default_rng(4).integers(0, a.n_symbols, (2, 300))
+    monkeypatch.setattr(nm, "DENSE_READOUT_LIMIT", 0)
+    module = load_model(model)
+    assert module.readout_dense is None
+    assert np.array_equal(module.predict_states(torch.from_numpy(ids)).numpy(), a.run(ids))
