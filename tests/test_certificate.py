@@ -14,6 +14,15 @@ from hypothesis import strategies as st
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _case(name):
     return case_automaton(next(c for c in CASES if c.name == name))
 

@@ -15,6 +15,15 @@ from fsa2rnn.nn import load_model
 from fsa2rnn.realize.extract import extract_and_compare, extracted_automaton, failing_word
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _case(name):
     return case_automaton(next(c for c in CASES if c.name == name))
 

@@ -16,6 +16,15 @@ DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 LENGTH = 1000
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _check_states(automaton: Automaton, model: CompiledModel, seed: int, bsz: int = 3, length: int = LENGTH) -> None:
     module = load_model(model)
     ids = np.random.default_rng(seed).integers(0, automaton.n_symbols, (bsz, length))
@@ -57,7 +66,8 @@ def test_two_hundred_random_automata_single_head():
         logits = (w.T + b).reshape(k, n, n)
         assert np.array_equal(logits.argmax(-1), a.transitions)
         _check_states(a, model, seed, bsz=2)
-        assert extract_and_compare(model, a, dtype="bfloat16")["match"]
+        for dtype in ("float32", "bfloat16", "float16"):
+            assert extract_and_compare(model, a, dtype=dtype)["match"]
 
 
 def test_random_automata_auto_plans():

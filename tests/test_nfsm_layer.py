@@ -1,8 +1,18 @@
 """The NFSM layer: multi-head keyed scans, outputs, and the straight-through Gumbel-softmax training hook."""
 
 import numpy as np
+import pytest
 import torch
 from fsa2rnn.nn.nfsm import NFSMLayer, straight_through_tables
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def _layer(seed=0, heads=(3, 5, 2), n_keys=4):
