@@ -472,11 +472,11 @@ class Automaton:
 
         return is_isomorphic(self, other)
 
-    def to_dfa(self) -> Any:
-        """An automata-lib DFA with the same names (fsa/dfa_interop.py)."""
+    def to_dfa(self, partial: bool = False) -> Any:
+        """An automata-lib DFA with the same names; ``partial=True`` leaves out sink states (fsa/dfa_interop.py)."""
         from .dfa_interop import to_dfa
 
-        return to_dfa(self)
+        return to_dfa(self, partial=partial)
 
     @classmethod
     def from_dfa(cls, dfa: Any, name: str | None = None) -> Automaton:

@@ -2,7 +2,9 @@
 
 ``to_dfa`` keeps state and symbol names; ``from_dfa`` reads states and symbols in the DFA's insertion order, so
 ``from_dfa(to_dfa(a)) == a`` for every automaton with an initial state and an accepting set. A partial DFA gains one
-non-accepting sink state (named ``sink``, or ``sink'``… if that name is taken) receiving every missing transition.
+non-accepting sink state (named ``sink``, or ``sink'``… if that name is taken) receiving every missing transition;
+``to_dfa(a, partial=True)`` drops it again, so ``to_dfa(from_dfa(d), partial=True)`` is ``d`` for a partial DFA
+without sink states of its own.
 """
 
 from __future__ import annotations
@@ -17,21 +19,41 @@ from .errors import SpecError, UnknownStateError
 SINK = "sink"
 
 
-def to_dfa(a: Automaton) -> Any:
-    """An automata-lib ``DFA`` with the same states, symbols, initial state and accepting set (empty if none)."""
+def sink_states(a: Automaton) -> np.ndarray:
+    """Indices of the sinks: non-accepting, non-initial states that every symbol maps to themselves."""
+    t = a.transitions
+    loops = np.all(t == np.arange(a.n_states), axis=0)
+    if a.accepting is not None:
+        loops &= ~a.accepting
+    if a.initial is not None:
+        loops[a.initial] = False
+    return np.flatnonzero(loops)
+
+
+def to_dfa(a: Automaton, partial: bool = False) -> Any:
+    """An automata-lib ``DFA`` with the same states, symbols, initial state and accepting set (empty if none).
+
+    ``partial=True`` leaves out the sink states (see :func:`sink_states`) and every transition into them, giving a
+    partial DFA (``allow_partial``) with the same language; ``from_dfa`` adds one sink back."""
     from automata.fa.dfa import DFA
 
     if a.initial is None:
         raise UnknownStateError("an automata-lib DFA needs an initial state; this automaton has none")
     states, symbols = a.states, a.symbols
     t = a.transitions
-    transitions = {q: {x: states[t[i, j]] for i, x in enumerate(symbols)} for j, q in enumerate(states)}
+    dropped = set(sink_states(a).tolist()) if partial else set()
+    transitions = {
+        q: {x: states[t[i, j]] for i, x in enumerate(symbols) if int(t[i, j]) not in dropped}
+        for j, q in enumerate(states)
+        if j not in dropped
+    }
     return DFA(
-        states=set(states),
+        states=set(transitions),
         input_symbols=set(symbols),
         transitions=transitions,
         initial_state=states[a.initial],
         final_states={states[i] for i in a.accepting_states},
+        allow_partial=partial,
     )
 
 

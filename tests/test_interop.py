@@ -67,6 +67,24 @@ def test_partial_dfa_gains_one_sink_and_keeps_its_language(d):
             assert a.accepts(list(w)) == d.accepts_input("".join(w))
 
 
+@given(dfas(partial=True))
+def test_partial_dfa_round_trip_drops_the_added_sink(d):
+    a = from_dfa(d)
+    own_sinks = [
+        q
+        for q in d.states
+        if q != d.initial_state
+        and q not in d.final_states
+        and set(d.transitions[q].values()) == {q}
+        and len(d.transitions[q]) == len(d.input_symbols)
+    ]
+    back = to_dfa(a, partial=True)
+    assert back.allow_partial and back == d  # same language
+    if not own_sinks:
+        assert back.states == d.states and back.transitions == d.transitions
+        assert back.initial_state == d.initial_state and back.final_states == d.final_states
+
+
 def test_to_dfa_needs_an_initial_state():
     with pytest.raises(UnknownStateError, match="initial state"):
         to_dfa(Automaton([[0]]))
