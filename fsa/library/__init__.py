@@ -24,7 +24,7 @@ def resolve_spec(spec: str) -> Automaton:
 
         return automaton_from_regex(spec[len("regex:") :])
     path = Path(spec)
-    if spec.endswith(".json") or path.exists():
+    if spec.lower().endswith(".json") or path.exists():
         return Automaton.load(path)
     from .builtins import builtin
 
