@@ -84,3 +84,49 @@ def test_green_relations_by_definition(seed):
         assert {int(T[s, t]) for s in elems for t in elems} == elems
         assert len({tuple(p) for p in h.permutations}) == h.order
         assert np.array_equal(M.elements[h.idempotent][M.elements[h.idempotent]], M.elements[h.idempotent])
+
+
+def _our_d_class_profile(M: TransitionMonoid) -> list[tuple]:
+    G = M.green
+    idem = M.idempotent_mask
+    out = []
+    for d, members in enumerate(G.D_classes()):
+        h_size = int(np.sum(G.H == G.H[members[0]]))
+        out.append(
+            (
+                len(members),
+                len(np.unique(G.L[members])),
+                len(np.unique(G.R[members])),
+                h_size,
+                bool(G.regular_D_mask[d]),
+                int(idem[members].sum()),
+            )
+        )
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_d_class_profiles_and_subgroup_orders_match_libsemigroups(seed):
+    """Per D-class: size, L and R classes, H-class size, regularity, idempotents — against Konieczny's D-classes;
+    and the maximal subgroups' orders are the H-class sizes of the regular D-classes."""
+    ls = pytest.importorskip("libsemigroups_pybind11")
+    guard = ls.ReportGuard(False)  # noqa: F841
+    rng = np.random.default_rng(5000 + seed)
+    n, k = int(rng.integers(2, 7)), int(rng.integers(1, 4))
+    gens = rng.integers(0, n, size=(k, n))
+    M = TransitionMonoid(gens)
+    K = ls.Konieczny([ls.Transf([int(v) for v in g]) for g in gens] + [ls.Transf(list(range(n)))])
+    theirs = sorted(
+        (
+            d.size(),
+            d.number_of_L_classes(),
+            d.number_of_R_classes(),
+            d.size_H_class(),
+            d.is_regular_D_class(),
+            d.number_of_idempotents(),
+        )
+        for d in K.D_classes()
+    )
+    assert _our_d_class_profile(M) == theirs
+    orders = sorted(h.order for h in M.green.maximal_subgroups)
+    assert orders == sorted(p[3] for p in theirs if p[4])
