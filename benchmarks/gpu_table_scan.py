@@ -4,8 +4,9 @@ One short run (about a minute, most of it Triton compiling each variant once):
 
     python benchmarks/gpu_table_scan.py [--json results.json]
 
-Without a CUDA device it prints "no GPU" and exits 0 (``--smoke`` instead runs the same code on tiny shapes under
-the CPU interpreter, to check the script itself). For each shape it checks the kernel's states against the torch
+Without a CUDA device it prints "no GPU" and exits 0. Two checks need no GPU: ``--compile-only`` compiles every
+kernel variant ahead of time for the H200 (sm_90) down to a cubin, and ``--smoke`` runs this script's code on tiny
+shapes under the CPU interpreter. For each shape it checks the kernel's states against the torch
 parallel scan and, on a slice, against the sequential reference on the CPU, then times the kernel (CUDA events,
 median of repeats) for several chunk lengths and both replay variants. Bytes counted per run: the tables read by
 the compose pass (B·T·d entries, plus the keys for keyed scans), the replay pass's reads (whole rows, or one entry
@@ -39,7 +40,12 @@ def main() -> int:
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU interpreter (no GPU needed)")
+    ap.add_argument(
+        "--compile-only", action="store_true", help="compile the kernels for sm_90 (no GPU needed; with --smoke: a few)"
+    )
     args = ap.parse_args()
+    if args.compile_only:
+        return compile_only(quick=args.smoke)
     if args.smoke:
         os.environ["TRITON_INTERPRET"] = "1"
     elif os.environ.get("TRITON_INTERPRET") == "1":  # compile real kernels, never the interpreter
@@ -131,6 +137,40 @@ def _measure(torch, dev, bsz, length, d, storage, keyed, *, chunks, repeat):
                 f"{secs * 1e3:>10.3f}{gbs:>9.2f}{frac:>11.4f}{rate:>11.3e}"
             )
     return out_rows
+
+
+def compile_only(quick: bool = False) -> int:
+    """Compile every kernel variant the benchmark launches for sm_90 (H200), without a GPU (``quick``: a few)."""
+    os.environ.pop("TRITON_INTERPRET", None)
+    import triton
+    from fsa2rnn.nn.ops.table_scan import triton as kernels
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    target = GPUTarget("cuda", 90, 32)
+    n = 0
+    for store in ("*u8",) if quick else ("*u8", "*i16", "*i32", "*i64"):
+        for keys in ("*i64",) if quick else ("*i32", "*i64"):
+            for d_pad in (16,) if quick else (2, 16, 64, 256):
+                for direct in (False, True):
+                    common = {"T": "i32", "n_c": "i32", "d": "i32"}
+                    variants = [
+                        (kernels._compose, {"bank": store, "keys": keys, "comp": "*i64", **common},
+                         {"CHUNK": 64, "D_PAD": d_pad, "DIRECT": direct}),
+                    ] + [
+                        (kernels._replay, {"bank": store, "keys": keys, "starts": "*i64", "out": "*i64", **common},
+                         {"CHUNK": 64, "D_PAD": d_pad, "DIRECT": direct, "ROWS": rows})
+                        for rows in (True, False)
+                    ]  # fmt: skip
+                    for fn, sig, consts in variants:
+                        sig = {**sig, **{c: "constexpr" for c in consts}}
+                        idx = {(fn.arg_names.index(c),): v for c, v in consts.items()}
+                        triton.compile(ASTSource(fn=fn, signature=sig, constexprs=idx), target=target)
+                        n += 1
+    carry = {"comp": "*i64", "h0": "*i64", "starts": "*i64", "n_c": "i32", "d": "i32"}
+    triton.compile(ASTSource(fn=kernels._carry, signature=carry, constexprs={}), target=target)
+    print(f"compiled {n + 1} kernel variants for sm_90 (H200) to cubin, triton {triton.__version__}")
+    return 0
 
 
 def _sync(torch, dev):

@@ -126,3 +126,22 @@ def test_unknown_impl():
     z = torch.zeros(1, 1, dtype=torch.long)
     with pytest.raises(ValueError, match="unknown table scan"):
         keyed_table_scan(torch.zeros(1, 2, dtype=torch.long), z, z[0], impl="magic")
+
+
+@pytest.mark.skipif(not triton_available("cpu"), reason="triton not installed")
+def test_kernels_compile_for_the_h200():
+    """Ahead-of-time compilation of the GPU kernels for sm_90 down to cubin (no GPU needed), in a fresh process
+    without the interpreter."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_table_scan.py"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"
+    res = subprocess.run(
+        [sys.executable, str(script), "--compile-only", "--smoke"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "kernel variants for sm_90" in res.stdout
