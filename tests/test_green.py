@@ -83,6 +83,8 @@ def test_green_relations_by_definition(seed):
         elems = set(h.elements.tolist())
         assert {int(T[s, t]) for s in elems for t in elems} == elems
         assert len({tuple(p) for p in h.permutations}) == h.order
+        assert h.is_abelian == all(int(T[s, t]) == int(T[t, s]) for s in elems for t in elems)
+        assert h.group.order() == h.order
         assert np.array_equal(M.elements[h.idempotent][M.elements[h.idempotent]], M.elements[h.idempotent])
 
 
