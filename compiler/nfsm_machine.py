@@ -122,20 +122,20 @@ class NFSMMachine:
         """
         trans = np.asarray(automaton.transitions, dtype=np.int64)
         n = automaton.n_states
+        check_radix_limit([*self.dims, n], "(configuration, state) pairs")
         cfg = np.array([s[0] for s in starts], dtype=np.int64).reshape(len(starts), len(self.dims))
         st = np.array([s[1] for s in starts], dtype=np.int64)
         codes = self.code(cfg) * n + st
         codes, first = np.unique(codes, return_index=True)
         cfg, st = cfg[first], st[first]
         parent = {int(c): (-1, -1) for c in codes}
-        origin = {int(c): i for c, i in zip(codes.tolist(), first.tolist())}
         frontier_cfg, frontier_st, frontier_code = cfg, st, codes
         while len(frontier_code):
             if readout is not None:
                 bad = np.flatnonzero(readout(frontier_cfg) != frontier_st)
                 if len(bad):
                     c = int(frontier_code[bad[0]])
-                    return Exploration(parent, n, self, failing=c, word=_word(parent, c), origin=origin)
+                    return Exploration(parent, n, self, failing=c, word=_word(parent, c))
             nxt_cfg, nxt_st, nxt_code, par, sym = [], [], [], [], []
             for x in range(self.n_symbols):
                 xs = np.full(len(frontier_code), x, dtype=np.int64)
@@ -151,9 +151,7 @@ class NFSMMachine:
             fresh = np.fromiter((int(c) not in parent for c in all_code.tolist()), dtype=bool, count=len(all_code))
             all_code, first = all_code[fresh], first[fresh]
             par_all, sym_all = np.concatenate(par)[first], np.concatenate(sym)[first]
-            for c, p, s in zip(all_code.tolist(), par_all.tolist(), sym_all.tolist()):
-                parent[c] = (p, s)
-                origin[c] = origin[p]
+            parent.update(zip(all_code.tolist(), zip(par_all.tolist(), sym_all.tolist())))
             if len(parent) > MAX_PAIRS:
                 raise LimitExceededError(
                     f"exploring the NFSM visits over {MAX_PAIRS} (configuration, state) pairs, over the limit"
@@ -161,7 +159,7 @@ class NFSMMachine:
             frontier_cfg = np.concatenate(nxt_cfg)[first]
             frontier_st = np.concatenate(nxt_st)[first]
             frontier_code = all_code
-        return Exploration(parent, n, self, origin=origin)
+        return Exploration(parent, n, self)
 
 
 @dataclass
@@ -171,9 +169,8 @@ class Exploration:
     parent: dict[int, tuple[int, int]]
     n_states: int
     machine: NFSMMachine
-    failing: int | None = None
-    word: list[int] | None = None
-    origin: dict[int, int] | None = None
+    failing: int | None = None  #: code of the first pair found whose readout is wrong
+    word: list[int] | None = None  #: the symbols leading to it from its start pair (a shortest such word)
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """(configuration codes, states) of every visited pair."""

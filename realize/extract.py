@@ -114,7 +114,7 @@ def extract_and_compare(
     machine, readout = extracted_machine(module, dtype)
     ref, _ = extracted_machine(module, "float64")
     equal = [bool(np.array_equal(a.bank, b.bank)) for a, b in zip(machine.layers, ref.layers)]
-    starts = [(machine.decode_code(np.array([c]))[0].tolist(), int(s)) for c, s in zip(readout.codes, readout.states)]
+    starts = list(zip(machine.decode_code(readout.codes).tolist(), readout.states.tolist()))
     everywhere = machine.explore(automaton, starts, readout)
     word = machine.explore(automaton, [(machine.initial.tolist(), automaton.initial)], readout).word
     match = everywhere.word is None and word is None
