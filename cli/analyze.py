@@ -61,9 +61,9 @@ def _text(report: dict[str, Any]) -> list[str]:
     ]
     for h in m["subgroups"]:
         factors = ", ".join(h["composition_factors"]) or "none"
+        points = f"{h['rank']} point" + ("s" if h["rank"] > 1 else "")
         lines.append(
-            f"  D-class {h['d_class']}: {h['name']} (order {h['order']}, on {h['rank']} point{'s' if h['rank'] > 1 else ''}); "
-            f"composition factors: {factors}"
+            f"  D-class {h['d_class']}: {h['name']} (order {h['order']}, on {points}); composition factors: {factors}"
         )
     lines.append("realizability (exact: finite set of exact states; robust: η-perturbations at every length):")
     for family, cols in report["realizability"].items():
