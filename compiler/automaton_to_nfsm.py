@@ -28,6 +28,8 @@ def compile_nfsm(
     margin: float | None = None,
     initial: int | str | None = None,
     offset: float = DEFAULT_OFFSET,
+    embedding: str = "onehot",
+    seed: int = 0,
 ) -> CompiledModel:
     """Compile an automaton into NFSM weights.
 
@@ -35,11 +37,21 @@ def compile_nfsm(
     (heads per product factor or per base point of a permutation action). ``layers``: "auto", "single" or
     "stacked" (one layer per level of the holonomy cascade). ``margin`` (default 1.0) is the gap between the
     chosen logit and the others in every row, on top of the common level ``offset`` (default 1.0).
+    ``embedding``: "onehot" (default) or "dense" (a random orthogonal key embedding drawn from ``seed``, so that
+    each logit is a dot product over all embedding coordinates, as in a trained model; compiler/nfsm_logits.py).
     """
     a = _with_initial(automaton, initial)
     plan, machine, readout = _first_realizing_plan(a, heads, layers)
     return nfsm_model(
-        a, machine, readout, construction=plan.construction, source=plan.source, margin=margin, offset=offset
+        a,
+        machine,
+        readout,
+        construction=plan.construction,
+        source=plan.source,
+        margin=margin,
+        offset=offset,
+        embedding=embedding,
+        seed=seed,
     )
 
 
@@ -52,13 +64,15 @@ def nfsm_model(
     source: str,
     margin: float | None = None,
     offset: float = DEFAULT_OFFSET,
+    embedding: str = "onehot",
+    seed: int = 0,
 ) -> CompiledModel:
     """The CompiledModel of a machine whose readout has been checked against ``a`` (layout: compiler/NFSM.md)."""
     margin = DEFAULT_MARGIN if margin is None else float(margin)
     tensors: dict[str, np.ndarray] = {}
     layer_headers = []
     for i, lt in enumerate(machine.layers):
-        weights = compile_logits(lt.bank, lt.heads, margin=margin, offset=offset)
+        weights = compile_logits(lt.bank, lt.heads, margin=margin, offset=offset, embedding=embedding, seed=seed + i)
         back = tables_from_logits(logits_numpy(weights["embedding"], weights["weight"], weights["bias"]), lt.heads)
         if not np.array_equal(back, lt.bank):
             raise ConstructionError(f"layer {i}: the float64 argmax of the compiled logits differs from its tables")
@@ -74,6 +88,7 @@ def nfsm_model(
                 "key_radices": machine.key_radices[i],
                 "n_keys": int(lt.bank.shape[0]),
                 "attractors": "onehot",
+                "key_embedding": embedding,
                 "embedding": names["embedding"],
                 "weight": names["weight"],
                 "bias": names["bias"],

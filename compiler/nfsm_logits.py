@@ -9,6 +9,10 @@ read row-major as θ[k, j] (row k: the logits of the index that k goes to). Its 
 realized as embedding E = I_K (one-hot keys), weight W (P, K) with W[:, key] = margin·(one-hot blocks), bias
 b = offset·1, so logits(key) = W·E[key] + b. ``offset`` is the common logit level a trained model also has; with it
 the gap ``margin`` must survive rounding of offset + margin at the model's dtype (realize/certificate.py).
+
+``embedding="dense"`` uses instead a seeded random orthogonal embedding Q (K, K) and W' = W·Q, so that
+W'·Q[key] = W[:, key] as before but every logit is now a K-term dot product: rounding at the dtype acts on the
+matrix product as it does in a trained model with dense embeddings.
 """
 
 from __future__ import annotations
@@ -30,10 +34,21 @@ def n_logits(heads: Sequence[int]) -> int:
     return int(sum(int(d) ** 2 for d in heads))
 
 
+EMBEDDINGS = ("onehot", "dense")
+
+
 def compile_logits(
-    bank: np.ndarray, heads: Sequence[int], *, margin: float = DEFAULT_MARGIN, offset: float = DEFAULT_OFFSET
+    bank: np.ndarray,
+    heads: Sequence[int],
+    *,
+    margin: float = DEFAULT_MARGIN,
+    offset: float = DEFAULT_OFFSET,
+    embedding: str = "onehot",
+    seed: int = 0,
 ) -> dict[str, np.ndarray]:
     """Embedding, weight and bias (float64) whose logits have argmax tables ``bank`` (K, r, d_max)."""
+    if embedding not in EMBEDDINGS:
+        raise SpecError(f"embedding must be one of {', '.join(EMBEDDINGS)}, got {embedding!r}")
     margin, offset = float(margin), float(offset)
     if not np.isfinite(margin) or margin <= 0:
         raise SpecError(f"margin must be a positive finite number, got {margin}")
@@ -55,11 +70,12 @@ def compile_logits(
         idx = start + rows[None, :] * d + bank[:, h, :d]
         weight[idx, keys[:, None]] = margin
         start += d * d
-    return {
-        "embedding": np.eye(n_keys, dtype=np.float64),
-        "weight": weight,
-        "bias": np.full(p, offset, dtype=np.float64),
-    }
+    emb = np.eye(n_keys, dtype=np.float64)
+    if embedding == "dense":
+        q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((n_keys, n_keys)))
+        emb = q * np.sign(np.diag(r))[None, :]  # Haar-distributed orthogonal matrix: Q·Qᵀ = I
+        weight = weight @ emb
+    return {"embedding": emb, "weight": weight, "bias": np.full(p, offset, dtype=np.float64)}
 
 
 def logits_numpy(embedding: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:

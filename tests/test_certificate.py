@@ -108,3 +108,28 @@ def test_certificate_summary_per_dtype():
 
     summary = certificate_summary(compile_nfsm(_case("S5"), margin=1e-3))
     assert [summary[d]["certified"] for d in ("float32", "bfloat16", "float16")] == [True, False, False]
+
+
+@pytest.mark.parametrize("name,kw", [("S5", {}), ("T4", {"layers": "stacked"}), ("A5", {"heads": "single"})])
+def test_dense_embedding_certificate_is_consistent(name, kw):
+    """With a dense orthogonal key embedding every logit is a K-term dot product. Whatever the certificate says at
+    each dtype is borne out: certified ⇒ right on long random words; a failing word ⇒ the model errs on it."""
+    a = _case(name)
+    seen = set()
+    for margin in (1.0, 0.003):  # 0.003 < 2^-8: 1 + margin rounds to 1 in bfloat16
+        model = compile_nfsm(a, embedding="dense", margin=margin, **kw)
+        assert not np.allclose(model.tensors["layers.0.embedding"], np.eye(len(model.tensors["layers.0.embedding"])))
+        module = load_model(model)
+        ids = np.random.default_rng(3).integers(0, a.n_symbols, (2, 2000))
+        for dt, tdt in DTYPES.items():
+            cert = margin_certificate(model, dt)
+            module.to(tdt)
+            if cert["certified"]:
+                seen.add("certified")
+                assert np.array_equal(module.predict_states(torch.from_numpy(ids)).numpy(), a.run(ids))
+            if cert["failing_word"] is not None:
+                seen.add("fails")
+                word = np.array([a.symbol_index(x) for x in cert["failing_word"]])
+                assert module.predict_states(torch.from_numpy(word[None, :]))[0, -1] != a.final_state(word)
+        assert margin_certificate(model, "float32")["certified"]
+    assert seen == {"certified", "fails"}
