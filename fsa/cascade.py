@@ -84,17 +84,23 @@ def _table(a: Any, cols: int, what: str) -> np.ndarray:
     return arr
 
 
-def _prefix_trie(tuples: np.ndarray, radices: Sequence[int]) -> list[np.ndarray]:
+def _prefix_trie(tuples: np.ndarray, radices: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray]:
     """Sorted codes of every prefix of the rows of ``tuples``: codes[j] holds pid_j * radices[j] + c_j, where pid_j
-    is the rank of the prefix (c_0..c_{j-1}) among the prefixes of length j (so ids never overflow)."""
+    is the rank of the prefix (c_0..c_{j-1}) among the prefixes of length j (so codes never overflow). Also returns
+    each row's prefix ids, shape (rows, len(radices) + 1)."""
     codes = []
-    pid = np.zeros(tuples.shape[0], dtype=np.int64)
+    pids = np.zeros((tuples.shape[0], len(radices) + 1), dtype=np.int64)
     for j, r in enumerate(radices):
-        code = pid * r + tuples[:, j]
+        code = pids[:, j] * r + tuples[:, j]
         u, inv = np.unique(code, return_inverse=True)
         codes.append(u)
-        pid = inv.reshape(-1).astype(np.int64)
-    return codes
+        pids[:, j + 1] = inv.reshape(-1)
+    return codes, pids
+
+
+def prefix_ids(tuples: np.ndarray, radices: Sequence[int]) -> np.ndarray:
+    """(rows, L+1): column j is the rank of each row's prefix of length j among the rows' distinct such prefixes."""
+    return _prefix_trie(np.asarray(tuples, dtype=STATE_DTYPE), radices)[1]
 
 
 def _lookup(sorted_codes: np.ndarray, code: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -135,7 +141,7 @@ class Cascade:
         self._radices = [lv.n_points for lv in self.levels]
         L = self.n_levels
         tuples = _table(tuples, L, "tuples")
-        self._trie = _prefix_trie(tuples, self._radices)
+        self._trie, _ = _prefix_trie(tuples, self._radices)
         n_tuples = tuples.shape[0]
         full = self._prefix_ids(tuples, L)
         self._state_of_tuple = np.full(max(len(self._trie[-1]) if L else 1, 1), -1, dtype=STATE_DTYPE)

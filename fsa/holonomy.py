@@ -35,7 +35,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .automaton import STATE_DTYPE, Automaton
-from .cascade import Cascade, CascadeLevel, Component
+from .cascade import Cascade, CascadeLevel, Component, prefix_ids
 from .errors import ConstructionError, LimitExceededError
 
 #: Most sets the extended image set may have.
@@ -417,9 +417,10 @@ class Skeleton:
         t = np.asarray(t, dtype=np.int64)
         out = np.empty(B.shape, dtype=np.int64)
         cache = self._tile_set_cache
-        pairs, inv = np.unique(np.stack([B.ravel(), t.ravel()], axis=1), axis=0, return_inverse=True)
-        vals = np.empty(len(pairs), dtype=np.int64)
-        for i, (b, j) in enumerate(pairs.tolist()):
+        codes, inv = np.unique(B.ravel() * self.M + t.ravel(), return_inverse=True)
+        vals = np.empty(len(codes), dtype=np.int64)
+        for i, (b, j) in enumerate(zip(*divmod(codes, self.M))):  # a set has fewer than M tiles
+            b, j = int(b), int(j)
             v = cache.get((b, j))
             if v is None:
                 c = int(self.class_of[b])
@@ -435,9 +436,10 @@ class Skeleton:
         Z = np.asarray(Z, dtype=np.int64)
         out = np.empty(Y.shape, dtype=np.int64)
         cache = self._tile_index_cache
-        pairs, inv = np.unique(np.stack([Y.ravel(), Z.ravel()], axis=1), axis=0, return_inverse=True)
-        vals = np.empty(len(pairs), dtype=np.int64)
-        for i, (y, z) in enumerate(pairs.tolist()):
+        codes, inv = np.unique(Y.ravel() * self.M + Z.ravel(), return_inverse=True)
+        vals = np.empty(len(codes), dtype=np.int64)
+        for i, (y, z) in enumerate(zip(*divmod(codes, self.M))):
+            y, z = int(y), int(z)
             v = cache.get((y, z))
             if v is None:
                 c = int(self.class_of[y])
@@ -551,6 +553,88 @@ def _lifts(sk: Skeleton, lay: _Layout) -> np.ndarray:
     return out
 
 
+#: Tuples processed per batch of the closure (the tuple limit is checked after each batch).
+_BATCH = 20_000
+
+
+def _closure(sk: Skeleton, lay: _Layout, lifts: np.ndarray, max_tuples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The coordinate tuples reachable from the lifts, and per (tuple, symbol, level) the level's action code:
+    a constant c ≥ 0, or −1 − S for the round-trip permutation of the set S (int32 array (R, |Σ|, L))."""
+    L, k = sk.n_levels, sk.n_symbols
+    seen: dict[bytes, int] = {}
+    done: list[np.ndarray] = []  # the tuples in the order they were processed, aligned with vals_list
+    vals_list: list[np.ndarray] = []
+
+    def add(rows: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(rows)
+        fresh = []
+        for i, r in enumerate(rows):
+            key = r.tobytes()
+            if key not in seen:
+                seen[key] = len(seen)
+                fresh.append(i)
+        if len(seen) > max_tuples:
+            raise LimitExceededError(
+                f"the holonomy cascade of the {sk.n}-state automaton reaches more than {max_tuples} coordinate "
+                f"tuples (limit {max_tuples})"
+            )
+        return rows[fresh]
+
+    pending = [add(lifts.astype(np.int64))]
+    while pending:
+        frontier = pending.pop()
+        for start in range(0, frontier.shape[0], _BATCH):
+            batch = frontier[start : start + _BATCH]
+            S = _stages(sk, lay, batch)
+            vals = np.empty((batch.shape[0], k, L), dtype=np.int32)
+            nxt = []
+            for x in range(k):
+                new, kind = _step_chains(sk, lay, S, x)
+                vals[:, x] = np.where(kind == 1, -1 - S[:, :L], new)
+                nxt.append(new)
+            done.append(batch)
+            vals_list.append(vals)
+            fresh = add(np.unique(np.concatenate(nxt), axis=0))
+            if fresh.shape[0]:
+                pending.append(fresh)
+    return np.concatenate(done), np.concatenate(vals_list)
+
+
+def _dependency_tables(
+    sk: Skeleton, lay: _Layout, levels: list[CascadeLevel], tuples: np.ndarray, vals: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per level, the rows (x, c_0..c_{l-1}) and the maps they apply, from the recorded action codes; checks that
+    every tuple with the same key recorded the same action (a function of the upper coordinates)."""
+    L, k = sk.n_levels, sk.n_symbols
+    pids = prefix_ids(tuples, [lv.n_points for lv in levels])
+    keys, images = [], []
+    xs = np.arange(k)
+    for lv in range(L):
+        code = (pids[:, lv, None] * k + xs[None, :]).ravel()
+        val = vals[:, :, lv].ravel().astype(np.int64)
+        order = np.lexsort((val, code))
+        code, val = code[order], val[order]
+        same = code[1:] == code[:-1]
+        if np.any(same & (val[1:] != val[:-1])):  # pragma: no cover
+            raise ConstructionError(f"internal error: level {lv + 1}'s action is not a function of the levels above")
+        first = np.concatenate([[True], ~same])
+        rows = order[first]  # index into (tuple, symbol) pairs
+        vv = val[first]
+        kk = np.concatenate([(rows % k)[:, None], tuples[rows // k, :lv]], axis=1)
+        n_pts = levels[lv].n_points
+        im = np.tile(np.arange(n_pts, dtype=np.int64), (kk.shape[0], 1))
+        const = vv >= 0
+        im[const] = vv[const, None]
+        for r in np.flatnonzero(~const):
+            S, x = int(-1 - vv[r]), int(kk[r, 0])
+            c = int(sk.class_of[S])
+            off = lay.offset[c]
+            im[r, off : off + lay.n_tiles[c]] = off + sk.level_perm(S, x)
+        keys.append(kk)
+        images.append(im)
+    return keys, images
+
+
 def _order_and_name(G: Any, degree: int) -> tuple[int, str]:
     """Order and DESIGN.md name of a holonomy group acting on ``degree`` tiles.
 
@@ -585,7 +669,7 @@ def holonomy_decomposition(
     """
     sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
     lay = _Layout(sk)
-    L, k = sk.n_levels, sk.n_symbols
+    L = sk.n_levels
     levels = []
     name_cache: dict[tuple[tuple[int, ...], bytes], tuple[int, str]] = {}
     for lv in range(L):
@@ -617,68 +701,11 @@ def holonomy_decomposition(
         levels.append(CascadeLevel(tuple(comps)))
 
     lifts = _lifts(sk, lay)
-    # closure of the lifts under the symbols, recording each level's action per (symbol, upper prefix)
-    seen: dict[bytes, int] = {}
-    tuples_list: list[np.ndarray] = []
-
-    def add(rows: np.ndarray) -> np.ndarray:
-        rows = np.ascontiguousarray(rows)
-        fresh = []
-        for i, r in enumerate(rows):
-            key = r.tobytes()
-            if key not in seen:
-                seen[key] = len(seen)
-                fresh.append(i)
-        if len(seen) > max_tuples:
-            raise LimitExceededError(
-                f"the holonomy cascade of the {sk.n}-state automaton reaches more than {max_tuples} coordinate tuples "
-                f"(found {len(seen)} so far; limit {max_tuples})"
-            )
-        out = rows[fresh]
-        tuples_list.append(out)
-        return out
-
-    frontier = add(lifts.astype(np.int64))
-    rec_keys: list[list[np.ndarray]] = [[] for _ in range(L)]
-    rec_vals: list[list[np.ndarray]] = [[] for _ in range(L)]
-    while frontier.shape[0]:
-        S = _stages(sk, lay, frontier)
-        nxt = []
-        for x in range(k):
-            new, kind = _step_chains(sk, lay, S, x)
-            for lv in range(L):
-                # value code: a constant c >= 0, or -1 - (set index of S_lv) for the round-trip permutation
-                val = np.where(kind[:, lv] == 1, -1 - S[:, lv], new[:, lv])
-                kk = np.concatenate([np.full((frontier.shape[0], 1), x), frontier[:, :lv]], axis=1)
-                rec_keys[lv].append(kk)
-                rec_vals[lv].append(val)
-            nxt.append(new)
-        frontier = add(np.unique(np.concatenate(nxt), axis=0)) if L else frontier[:0]
-    tuples = np.concatenate(tuples_list) if tuples_list else np.zeros((0, L), dtype=np.int64)
+    tuples, vals = _closure(sk, lay, lifts, max_tuples)
     state_of_set = np.full(sk.M, -1, dtype=np.int64)
     state_of_set[sk.singleton] = np.arange(sk.n)
     tuple_states = state_of_set[_stages(sk, lay, tuples)[:, L]]
-
-    keys, images = [], []
-    for lv in range(L):
-        kk = np.concatenate(rec_keys[lv])
-        vv = np.concatenate(rec_vals[lv])
-        both = np.unique(np.concatenate([kk, vv[:, None]], axis=1), axis=0)
-        kk, vv = both[:, :-1], both[:, -1]
-        if kk.shape[0] > 1 and np.any(np.all(kk[1:] == kk[:-1], axis=1)):  # pragma: no cover
-            raise ConstructionError(f"internal error: level {lv + 1}'s action is not a function of the levels above")
-        n_pts = levels[lv].n_points
-        im = np.tile(np.arange(n_pts, dtype=np.int64), (kk.shape[0], 1))
-        const = vv >= 0
-        im[const] = vv[const, None]
-        for r in np.flatnonzero(~const):
-            Sset = int(-1 - vv[r])
-            x = int(kk[r, 0])
-            c = int(sk.class_of[Sset])
-            off = lay.offset[c]
-            im[r, off : off + lay.n_tiles[c]] = off + sk.level_perm(Sset, x)
-        keys.append(kk)
-        images.append(im)
+    keys, images = _dependency_tables(sk, lay, levels, tuples, vals)
 
     cascade = Cascade(
         automaton.symbols,

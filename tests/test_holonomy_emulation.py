@@ -76,3 +76,21 @@ def test_group_automata_have_one_level_with_the_group() -> None:
         assert c.n_levels == 1
         (comp,) = c.levels[0].components
         assert comp.points == a.n_states and comp.group_order == order
+
+
+def test_closure_in_small_batches_gives_the_same_cascade(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closure processes tuples in batches; records must stay aligned with their tuples across batches."""
+    import fsa2rnn.fsa.holonomy as holonomy
+
+    rng = np.random.default_rng(99)
+    autos = [resolve_spec("T5")] + [Automaton(rng.integers(0, 6, size=(3, 6))) for _ in range(5)]
+    whole = [holonomy_decomposition(a) for a in autos]
+    monkeypatch.setattr(holonomy, "_BATCH", 7)
+    for a, ref in zip(autos, whole):
+        c = holonomy_decomposition(a)
+        assert c.emulation_verified
+        assert {tuple(r) for r in c.reachable_tuples} == {tuple(r) for r in ref.reachable_tuples}
+        for i in range(c.n_levels):
+            k1, im1 = c.dependency(i)
+            k2, im2 = ref.dependency(i)
+            assert np.array_equal(k1, k2) and np.array_equal(im1, im2)
