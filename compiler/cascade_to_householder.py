@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError
+from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from . import gh
 from .lrnn_spec import GHLayerSpec, Readout
+
+#: a level's GH tensors hold rows × factors × width floats (v) and rows × width² (fused A): at most this many
+MAX_LAYER_ENTRIES = 2 * 10**7
 
 
 def decompose(automaton: Automaton):
@@ -39,8 +42,19 @@ def level_rows(images: np.ndarray, level: int) -> tuple[list[str], np.ndarray]:
     return ["perm" if p else "reset" for p in is_perm], images[:, 0]
 
 
+def check_size(automaton: Automaton) -> None:
+    """Refuse before decomposing when even one level on all the states would exceed MAX_LAYER_ENTRIES."""
+    size = automaton.n_states**2 * automaton.n_symbols
+    if size > MAX_LAYER_ENTRIES:
+        raise LimitExceededError(
+            f"construction 'cascade': {automaton.n_states} states and {automaton.n_symbols} symbols give up to "
+            f"{size} weight entries per layer (limit {MAX_LAYER_ENTRIES})"
+        )
+
+
 def cascade_layers(automaton: Automaton, initial: int, cascade=None) -> tuple[list[GHLayerSpec], object]:
     """One GH layer per cascade level, and the cascade."""
+    check_size(automaton)
     cascade = cascade if cascade is not None else decompose(automaton)
     start = cascade.coordinates[initial]
     layers = []
@@ -48,6 +62,12 @@ def cascade_layers(automaton: Automaton, initial: int, cascade=None) -> tuple[li
     for i in range(cascade.n_levels):
         keys, images = cascade.dependency(i)
         n = widths[i]
+        size = len(keys) * n * n
+        if size > MAX_LAYER_ENTRIES:
+            raise LimitExceededError(
+                f"construction 'cascade': level {i + 1} has {n} points and {len(keys)} input rows, "
+                f"{size} weight entries (limit {MAX_LAYER_ENTRIES})"
+            )
         kinds, targets = level_rows(images, i)
         factors, b = [], np.zeros((len(keys), n))
         for r, (kind, img) in enumerate(zip(kinds, images)):

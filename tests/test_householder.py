@@ -174,3 +174,9 @@ def test_degenerate_automata(construction):
     m = compile_diagonal(one, construction="cascade")
     assert m.summary["verified"]
     _check_runs(m, one)
+
+
+def test_m11_without_its_action_is_refused_within_the_stated_limits():
+    a = Automaton.from_spec(resolve_spec("M11").to_spec())  # 7920 states, no natural action
+    with pytest.raises(ConstructionError, match=r"limit 1000\).*limit 20000000"):
+        compile_householder(a)
