@@ -652,27 +652,11 @@ def _order_and_name(G: Any, degree: int) -> tuple[int, str]:
     return order, group_name(G)
 
 
-def holonomy_decomposition(
-    automaton: Automaton,
-    *,
-    max_image_set: int = MAX_IMAGE_SET,
-    max_tuples: int = MAX_COORDINATE_TUPLES,
-    verify: bool = True,
-    seed: int = 0,
-) -> Cascade:
-    """The holonomy decomposition of an automaton as a :class:`Cascade` of permutation-reset levels.
-
-    Levels are SgpDec's (number of levels = skeleton depth − 1). Raises LimitExceededError when the extended image
-    set exceeds ``max_image_set`` sets or the reachable coordinate tuples exceed ``max_tuples``. With ``verify``
-    (the default) the emulation is checked (exhaustively on all reachable tuples × symbols and on random words,
-    seeded) and a failure raises ConstructionError; ``cascade.emulation_verified`` records the outcome.
-    """
-    sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
-    lay = _Layout(sk)
-    L = sk.n_levels
+def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[CascadeLevel]:
+    """The levels' components: per class of each depth, its tiles and its holonomy group (order and name)."""
     levels = []
     name_cache: dict[tuple[tuple[int, ...], bytes], tuple[int, str]] = {}
-    for lv in range(L):
+    for lv in range(sk.n_levels):
         comps = []
         for c in lay.level_classes[lv]:
             gens = sk.holonomy_generators(c)
@@ -700,6 +684,35 @@ def holonomy_decomposition(
             )
         levels.append(CascadeLevel(tuple(comps)))
 
+    return levels
+
+
+def holonomy_levels(automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET) -> list[CascadeLevel]:
+    """The levels of the holonomy decomposition (components with points and holonomy groups, top first) from the
+    skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths."""
+    sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
+    return _components(automaton, sk, _Layout(sk))
+
+
+def holonomy_decomposition(
+    automaton: Automaton,
+    *,
+    max_image_set: int = MAX_IMAGE_SET,
+    max_tuples: int = MAX_COORDINATE_TUPLES,
+    verify: bool = True,
+    seed: int = 0,
+) -> Cascade:
+    """The holonomy decomposition of an automaton as a :class:`Cascade` of permutation-reset levels.
+
+    Levels are SgpDec's (number of levels = skeleton depth − 1). Raises LimitExceededError when the extended image
+    set exceeds ``max_image_set`` sets or the reachable coordinate tuples exceed ``max_tuples``. With ``verify``
+    (the default) the emulation is checked (exhaustively on all reachable tuples × symbols and on random words,
+    seeded) and a failure raises ConstructionError; ``cascade.emulation_verified`` records the outcome.
+    """
+    sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
+    lay = _Layout(sk)
+    L = sk.n_levels
+    levels = _components(automaton, sk, lay)
     lifts = _lifts(sk, lay)
     tuples, vals = _closure(sk, lay, lifts, max_tuples)
     state_of_set = np.full(sk.M, -1, dtype=np.int64)
@@ -726,6 +739,7 @@ def holonomy_decomposition(
 __all__ = [
     "Skeleton",
     "holonomy_decomposition",
+    "holonomy_levels",
     "MAX_IMAGE_SET",
     "MAX_IMAGE_SET_CELLS",
     "MAX_COORDINATE_TUPLES",

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fsa2rnn.fsa import Automaton, FsaError, resolve_spec
-from fsa2rnn.fsa.holonomy import holonomy_decomposition
+from fsa2rnn.fsa.holonomy import holonomy_decomposition, holonomy_levels
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def check_emulation(a: Automaton, cascade, rng: np.random.Generator, n_words: int, length: int) -> None:
@@ -94,3 +96,23 @@ def test_closure_in_small_batches_gives_the_same_cascade(monkeypatch: pytest.Mon
             k1, im1 = c.dependency(i)
             k2, im2 = ref.dependency(i)
             assert np.array_equal(k1, k2) and np.array_equal(im1, im2)
+
+
+@settings(max_examples=40)
+@given(
+    n=st.integers(2, 7),
+    k=st.integers(1, 3),
+    data=st.data(),
+)
+def test_property_emulation_and_levels(n: int, k: int, data: st.DataObject) -> None:
+    """Any automaton: the cascade emulates it, is permutation-reset, and holonomy_levels agrees with it."""
+    table = data.draw(st.lists(st.integers(0, n - 1), min_size=n * k, max_size=n * k))
+    a = Automaton(np.array(table).reshape(k, n))
+    c = holonomy_decomposition(a, verify=False)
+    assert c.verify_emulation(a, n_words=4, length=32, seed=3)
+    assert c.is_permutation_reset()
+    levels = holonomy_levels(a)
+    assert [lv.n_points for lv in levels] == c.widths
+    assert [[(x.points, x.group_order) for x in lv.components] for lv in levels] == [
+        [(x.points, x.group_order) for x in lv.components] for lv in c.levels
+    ]
