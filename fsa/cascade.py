@@ -141,9 +141,9 @@ class Cascade:
         self._radices = [lv.n_points for lv in self.levels]
         L = self.n_levels
         tuples = _table(tuples, L, "tuples")
-        self._trie, _ = _prefix_trie(tuples, self._radices)
+        self._trie, pids = _prefix_trie(tuples, self._radices)
         n_tuples = tuples.shape[0]
-        full = self._prefix_ids(tuples, L)
+        full = pids[:, L]
         self._state_of_tuple = np.full(max(len(self._trie[-1]) if L else 1, 1), -1, dtype=STATE_DTYPE)
         self._state_of_tuple[full] = np.asarray(tuple_states, dtype=STATE_DTYPE).reshape(n_tuples)
         self._tuples = tuples

@@ -41,9 +41,11 @@ from .errors import ConstructionError, LimitExceededError
 #: Most sets the extended image set may have.
 MAX_IMAGE_SET = 100_000
 #: Most cells (image-set size × states) of the set matrices and transversal maps.
-MAX_IMAGE_SET_CELLS = 50_000_000
+MAX_IMAGE_SET_CELLS = 20_000_000
 #: Most coordinate tuples reachable from the lifts (the cascade's reachable state set).
 MAX_COORDINATE_TUPLES = 500_000
+#: Most recorded actions (reachable tuples × symbols × levels) while building the dependency tables.
+MAX_RECORDED_ACTIONS = 60_000_000
 
 
 def _image_rows(rows: np.ndarray, maps: np.ndarray) -> np.ndarray:
@@ -561,6 +563,8 @@ def _closure(sk: Skeleton, lay: _Layout, lifts: np.ndarray, max_tuples: int) -> 
     """The coordinate tuples reachable from the lifts, and per (tuple, symbol, level) the level's action code:
     a constant c ≥ 0, or −1 − S for the round-trip permutation of the set S (int32 array (R, |Σ|, L))."""
     L, k = sk.n_levels, sk.n_symbols
+    limit = min(max_tuples, max(1, MAX_RECORDED_ACTIONS // max(k * L, 1)))
+    why = "" if limit == max_tuples else f" = {MAX_RECORDED_ACTIONS} recorded actions / ({k} symbols × {L} levels)"
     seen: dict[bytes, int] = {}
     done: list[np.ndarray] = []  # the tuples in the order they were processed, aligned with vals_list
     vals_list: list[np.ndarray] = []
@@ -573,10 +577,10 @@ def _closure(sk: Skeleton, lay: _Layout, lifts: np.ndarray, max_tuples: int) -> 
             if key not in seen:
                 seen[key] = len(seen)
                 fresh.append(i)
-        if len(seen) > max_tuples:
+        if len(seen) > limit:
             raise LimitExceededError(
-                f"the holonomy cascade of the {sk.n}-state automaton reaches more than {max_tuples} coordinate "
-                f"tuples (limit {max_tuples})"
+                f"the holonomy cascade of the {sk.n}-state automaton reaches more than {limit} coordinate "
+                f"tuples (limit {limit}{why})"
             )
         return rows[fresh]
 
@@ -743,4 +747,5 @@ __all__ = [
     "MAX_IMAGE_SET",
     "MAX_IMAGE_SET_CELLS",
     "MAX_COORDINATE_TUPLES",
+    "MAX_RECORDED_ACTIONS",
 ]
