@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ModelFileError, SpecError
+from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
+
+#: most symbols (words × length) verify_model runs through the float model
+MAX_SYMBOLS = 2 * 10**7
 
 
 def automaton_from_model(model: CompiledModel) -> Automaton:
@@ -71,6 +74,10 @@ def verify_model(
     import torch
     from fsa2rnn.nn import load_model
 
+    if length * n_words > MAX_SYMBOLS:
+        raise LimitExceededError(
+            f"verify: {n_words} words × length {length} = {length * n_words} symbols (limit {MAX_SYMBOLS})"
+        )
     if model.target in ("householder", "diagonal"):
         from fsa2rnn.compiler.lrnn_spec import check_digest
 

@@ -151,3 +151,9 @@ def test_factor_by_factor_bfloat16_fails_where_fused_does_not(runner, tmp_path):
     assert res.exit_code == 1 and rep["exact"]["ok"] and isinstance(rep["first_failing_length"], int)
     res = runner.invoke(main, ["verify", str(out), "--dtype", "bfloat16", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["first_failing_length"] is None
+
+
+def test_verify_refuses_beyond_its_limit(runner, tmp_path):
+    res, out = _compile(runner, tmp_path, "parity", "--target", "householder")
+    res = runner.invoke(main, ["verify", str(out), "--length", "10000000", "--words", "16"])
+    assert res.exit_code == 2 and "limit" in res.output
