@@ -176,7 +176,14 @@ def test_degenerate_automata(construction):
     _check_runs(m, one)
 
 
-def test_m11_without_its_action_is_refused_within_the_stated_limits():
+def test_m11_without_its_action_is_found_on_11_points():
     a = Automaton.from_spec(resolve_spec("M11").to_spec())  # 7920 states, no natural action
-    with pytest.raises(ConstructionError, match=r"limit 1000\).*limit 20000000"):
-        compile_householder(a)
+    m = compile_householder(a)
+    assert (m.construction, m.summary["width"], m.summary["verified"]) == ("permutation", 11, True)
+    assert m.summary["group_order"] == 7920
+
+
+def test_large_cascade_refused_before_decomposing():
+    big = Automaton(np.random.default_rng(0).integers(0, 3000, size=(3, 3000)), initial=0)
+    with pytest.raises(ConstructionError, match=r"limit 20000000"):
+        compile_householder(big)

@@ -42,6 +42,17 @@ def test_s5_word_problem_as_json_is_found_on_5_points():
     assert len(images) == 120 and len(set(states.tolist())) == 120
 
 
+@pytest.mark.parametrize(
+    "spec,degree", [("S4:gens", 4), ("A5", 5), ("D5:gens", 5), ("PSL(2,7):gens", 7), ("Q8", 8), ("M11", 11)]
+)
+def test_search_finds_the_known_minimal_degrees(spec, degree):
+    # minimal faithful degrees from the literature: S4 4, A5 5, D10 5, PSL(2,7) 7, Q8 8 (regular), M11 11
+    a = _stripped(spec)
+    rep = faithful_permutation_representation(a)
+    assert rep.degree == degree
+    assert _order(rep.perms) == a.n_states  # a faithful image of the regular action has |G| = |Q| elements
+
+
 def test_permutation_automaton_uses_its_states_when_nothing_smaller_exists():
     # the 5-cycle and a transposition on 5 points: S5 acting naturally, no smaller faithful action
     a = Automaton([[1, 2, 3, 4, 0], [1, 0, 2, 3, 4]], initial=0)
