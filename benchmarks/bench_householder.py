@@ -51,6 +51,9 @@ def main() -> int:
         10.0,
         f"width {m.summary['width']}, {m.summary['factors_per_step']} reflections/step",
     )
+    m11_json = Automaton.from_spec(m11.to_spec())
+    m, dt = _timed(lambda: compile_householder(m11_json))
+    report("compile M11 word problem from JSON (7920 states, search)", dt, 10.0, f"width {m.summary['width']}")
     net = load_model(compile_householder(s5)).to(torch.float32)
     ids = torch.from_numpy(np.random.default_rng(0).integers(0, s5.n_symbols, size=(64, 100_000)))
     want = s5.run(ids[:2].numpy())

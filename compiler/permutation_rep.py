@@ -109,15 +109,6 @@ def enumerate_with_states(
     return np.concatenate(images), np.concatenate(states)
 
 
-def transition_group(automaton: Automaton):
-    """The transition group as a sympy PermutationGroup on the states (NotAGroupError if some δ_x is not onto)."""
-    from sympy.combinatorics import Permutation, PermutationGroup
-
-    transition_group_check(automaton)
-    rows = np.unique(automaton.transitions, axis=0)
-    return PermutationGroup([Permutation(r.tolist()) for r in rows])
-
-
 def orbit_of(transitions: np.ndarray, q0: int) -> np.ndarray:
     """The states reachable from q0 (the orbit of q0 under the transition group), sorted."""
     seen = np.zeros(transitions.shape[1], dtype=bool)
