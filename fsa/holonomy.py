@@ -629,11 +629,15 @@ def _dependency_tables(
         im = np.tile(np.arange(n_pts, dtype=np.int64), (kk.shape[0], 1))
         const = vv >= 0
         im[const] = vv[const, None]
-        for r in np.flatnonzero(~const):
-            S, x = int(-1 - vv[r]), int(kk[r, 0])
+        perm_rows = np.flatnonzero(~const)
+        pair = (-1 - vv[perm_rows]) * k + kk[perm_rows, 0]  # (set S, symbol x) of each permutation row
+        order = np.argsort(pair, kind="stable")
+        pairs, starts = np.unique(pair[order], return_index=True)
+        for code, rows in zip(pairs.tolist(), np.split(perm_rows[order], starts[1:])):
+            S, x = divmod(code, k)
             c = int(sk.class_of[S])
             off = lay.offset[c]
-            im[r, off : off + lay.n_tiles[c]] = off + sk.level_perm(S, x)
+            im[rows, off : off + lay.n_tiles[c]] = off + sk.level_perm(S, x)
         keys.append(kk)
         images.append(im)
     return keys, images
