@@ -19,7 +19,7 @@ The cascade (:func:`holonomy_decomposition`): level i (depth i+1) is the disjoin
 permutation-reset components of the classes of depth i+1, one point per tile of each representative. A state q is
 lifted to a *tile chain* Q = X_0 ⊋ X_1 ⊋ … ⊋ {q}, each X_{j+1} a tile of X_j; X_j sets the coordinate of level
 depth(X_j) − 1 to the tile X_{j+1} carried to the representative (to_rep); levels the chain skips are don't-care
-(coordinate 0). A symbol x maps the chain to a new chain built top-down (see :meth:`Skeleton.step_chains`); the
+(coordinate 0). A symbol x maps the chain to a new chain built top-down (see ``_step_chains`` and docs/holonomy.md); the
 action on each level is then a function of x and the coordinates above — a permutation of the class's tiles by an
 element of its holonomy group (when the level's set is mapped onto a set of the same class) or a constant map.
 Every decomposition is checked: the cascade must emulate the automaton (:meth:`Cascade.verify_emulation`).
