@@ -43,6 +43,34 @@ def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor
     return torch.where(sorted_keys[pos] == keys, pos, torch.full_like(pos, -1))
 
 
+#: key spaces up to this size get a dense lookup table (one gather) instead of a binary search
+DENSE_KEYS = 1 << 22
+
+
+class KeyTable(nn.Module):
+    """Map int64 keys to values (−1 where absent): a dense table for small key spaces, else binary search."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, space: int) -> None:
+        super().__init__()
+        order = torch.argsort(keys)
+        self.register_buffer("keys", keys[order])
+        self.register_buffer("values", values[order])
+        self.space = int(space)
+        if self.space <= DENSE_KEYS:
+            dense = torch.full((self.space,), -1, dtype=torch.int64)
+            dense[keys] = values
+            self.register_buffer("dense", dense)
+        else:
+            self.dense = None
+
+    def forward(self, key: torch.Tensor) -> torch.Tensor:
+        if self.dense is not None:
+            ok = (key >= 0) & (key < self.space)
+            return torch.where(ok, self.dense[key.clamp(0, self.space - 1)], torch.full_like(key, -1))
+        idx = lookup_sorted(self.keys, key)
+        return torch.where(idx >= 0, self.values[idx.clamp(min=0)], torch.full_like(idx, -1))
+
+
 class _Readout(nn.Module):
     """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
 
@@ -57,8 +85,7 @@ class _Readout(nn.Module):
                 code_states = torch.arange(codes.shape[0])
             self.register_buffer("code_states", code_states)  # code point → layer state
         else:
-            self.register_buffer("hkeys", hkeys)
-            self.register_buffer("hvals", hvals)
+            self.table = KeyTable(hkeys, hvals, width**width)
             self.register_buffer("powers", width ** torch.arange(width, dtype=torch.int64))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
@@ -69,10 +96,10 @@ class _Readout(nn.Module):
             else:
                 score = h @ c.T - 0.5 * (c * c).sum(-1)
             return self.code_states[score.argmax(-1)]
-        r = torch.round(h.to(torch.float64)).to(torch.int64)
-        ok = ((r >= 1) & (r <= self.width)).all(-1)
-        idx = lookup_sorted(self.hkeys, ((r.clamp(1, self.width) - 1) * self.powers).sum(-1))
-        return torch.where(ok & (idx >= 0), self.hvals[idx.clamp(min=0)], torch.full_like(idx, -1))
+        r = torch.round(h).to(torch.int64) - 1  # integer code values 1..n are exact in every dtype
+        ok = ((r >= 0) & (r < self.width)).all(-1)
+        s = self.table(torch.where(ok, (r * self.powers).sum(-1), torch.full_like(r[..., 0], -1)))
+        return s
 
 
 class GHLinearRNN(nn.Module):

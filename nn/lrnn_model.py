@@ -14,7 +14,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from torch import nn
 
 from . import register_builder
-from .lrnn import DiagonalLinearRNN, GHLinearRNN, lookup_sorted
+from .lrnn import DiagonalLinearRNN, GHLinearRNN, KeyTable
 
 
 def _encode(cols: list[torch.Tensor], radix: list[int]) -> torch.Tensor:
@@ -37,16 +37,21 @@ class LinearRNNModel(nn.Module):
         self.n_symbols = len(h["symbols"])
         self.n_states = len(h["states"])
         self.radices = [list(map(int, e["radix"])) for e in h["layers"]]
-        layers = []
+        layers, tables = [], []
         for i, e in enumerate(h["layers"]):
             layers.append((DiagonalLinearRNN if e["kind"] == "diagonal" else GHLinearRNN).from_compiled(compiled, i))
             name = e["name"]
             keys = compiled.tensors[f"{name}.keys"]
-            self.register_buffer(f"in_keys_{i}", torch.from_numpy(_np_encode(keys, self.radices[i])))
+            codes = torch.from_numpy(_np_encode(keys, self.radices[i]))
+            tables.append(KeyTable(codes, torch.arange(len(codes)), int(np.prod(self.radices[i], dtype=object))))
         self.layers = nn.ModuleList(layers)
+        self.row_tables = nn.ModuleList(tables)
         self.final_radix = list(map(int, h["readout"]["radix"]))
-        self.register_buffer("final_keys", torch.from_numpy(compiled.tensors["readout.keys"].copy()))
-        self.register_buffer("final_states", torch.from_numpy(compiled.tensors["readout.states"].copy()))
+        self.final_table = KeyTable(
+            torch.from_numpy(compiled.tensors["readout.keys"].copy()),
+            torch.from_numpy(compiled.tensors["readout.states"].copy()),
+            int(np.prod(self.final_radix, dtype=object)),
+        )
         with torch.no_grad():
             init = [int(layer.decode(layer.h0[None, None])[0, 0]) for layer in self.layers]
         self.register_buffer("init_states", torch.tensor(init, dtype=torch.int64))
@@ -74,7 +79,7 @@ class LinearRNNModel(nn.Module):
                 prev = torch.cat([self.init_states[j].expand(ids.shape[0], 1), states[j][:, :-1]], dim=1)
                 valid = valid & (prev >= 0)
                 cols.append(prev.clamp(min=0))
-            rows = lookup_sorted(getattr(self, f"in_keys_{i}"), _encode(cols, self.radices[i]))
+            rows = self.row_tables[i](_encode(cols, self.radices[i]))
             valid = valid & (rows >= 0)
             h = layer(rows.clamp(min=0), mode=mode, scan=scan)
             s = layer.decode(h)
@@ -100,9 +105,9 @@ class LinearRNNModel(nn.Module):
         for s in states:
             valid = valid & (s >= 0)
         key = _encode([s.clamp(min=0) for s in states], self.final_radix)
-        idx = lookup_sorted(self.final_keys, key)
-        valid = valid & (idx >= 0)
-        out = torch.where(valid, self.final_states[idx.clamp(min=0)], torch.full_like(idx, -1))
+        st = self.final_table(key)
+        valid = valid & (st >= 0)
+        out = torch.where(valid, st, torch.full_like(st, -1))
         if lengths is not None:
             pos = torch.arange(symbol_ids.shape[1])[None, :]
             out = torch.where(pos < lengths[:, None], out, torch.full_like(out, -1))
