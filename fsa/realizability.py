@@ -57,14 +57,14 @@ def _permutation_representation(automaton: Any) -> tuple[np.ndarray, str]:
 
 def _cascade_sizes(automaton: Any) -> dict[str, Any]:
     try:
-        from fsa2rnn.fsa.holonomy import holonomy_decomposition
+        from fsa2rnn.fsa.holonomy import holonomy_levels
     except ImportError:
         return {"layers": None, "width": None, "note": "cascade (holonomy decomposition not available)"}
     try:
-        casc = holonomy_decomposition(automaton, verify=False)
+        levels = holonomy_levels(automaton)  # the skeleton alone: levels and widths without coordinate tables
     except FsaError as exc:
         return {"layers": None, "width": None, "note": f"cascade (holonomy decomposition refused: {exc})"}
-    widths = [int(lv.n_points) for lv in casc.levels]
+    widths = [int(lv.n_points) for lv in levels]
     return {"layers": len(widths), "width": widths, "note": "one layer per holonomy level"}
 
 
