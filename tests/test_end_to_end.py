@@ -4,24 +4,29 @@ For each case: ``show --json`` (the table is the automaton's), ``analyze --json`
 breadth-first enumeration written here, or the published order for the 7920-state M11; ``is_group`` against a
 direct permutation check of the table), ``decompose --json`` (the emulation is verified; DESIGN.md's holonomy
 oracles where the case states them), then ``compile`` to both targets, ``run`` on random words (state names
-compared with :meth:`Automaton.run`) and ``verify`` against the spec. A missing command fails (click exit 2 with
-"No such command"), it is never skipped; no case is expected to be refused, so any refusal fails too.
+compared with :meth:`Automaton.run`) and ``verify`` against the spec. Random automata take the same path as JSON
+spec files. A missing command fails (click exit 2, "No such command"), it is never skipped; no case is expected to be
+refused, so any refusal fails too.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
-from cases import CASES, Case, case_automaton
+from cases import CASES, Case, case_automaton, random_automaton
 from click.testing import CliRunner, Result
 from fsa2rnn.cli.main import main
+from fsa2rnn.fsa import Automaton
 
 #: Breadth-first enumeration stores |M| arrays of n_states entries; beyond this many entries use the published order.
 BFS_ENTRY_LIMIT = 2_000_000
 TARGETS = ("householder", "nfsm")
+#: (states, symbols, seed) of the random automata (tests/cases.py random_automaton)
+RANDOM = [(3, 2, 0), (4, 2, 1), (5, 3, 2), (6, 2, 3), (7, 3, 4), (8, 2, 5)]
 
 
 def _invoke(args: list[str], stdin: str | None = None) -> Result:
@@ -66,30 +71,64 @@ def _independent_monoid_size(case: Case) -> int:
     return size
 
 
-def _random_words(case: Case, n_words: int = 3, max_len: int = 24) -> list[list[str]]:
-    a = case_automaton(case)
-    rng = np.random.default_rng(sum(map(ord, case.name)))
+def _random_words(a: Automaton, seed: int, n_words: int = 3, max_len: int = 24) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
     words = [rng.integers(0, a.n_symbols, size=int(rng.integers(1, max_len + 1))) for _ in range(n_words)]
     return [[a.symbols[x] for x in w] for w in words]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_show(case):
-    a = case_automaton(case)
-    out = _json(["show", case.spec, "--json"])
-    assert out["n_states"] == a.n_states == case.n_states and out["n_symbols"] == a.n_symbols == case.n_symbols
+def _check_show(spec: str, a: Automaton) -> None:
+    out = _json(["show", spec, "--json"])
+    assert (out["n_states"], out["n_symbols"]) == (a.n_states, a.n_symbols)
     assert out["states"] == list(a.states) and out["symbols"] == list(a.symbols)
     assert out["initial"] == a.states[a.initial]
     assert np.array_equal(np.array([out["transitions"][x] for x in a.symbols]), a.transitions)
 
 
+def _check_analyze(spec: str, a: Automaton, size: int) -> dict:
+    monoid = _json(["analyze", spec, "--json"])["monoid"]
+    assert monoid["size"] == size
+    permutes = bool(np.all(np.sort(a.transitions, axis=1) == np.arange(a.n_states)))
+    assert monoid["is_group"] is permutes
+    return monoid
+
+
+def _check_decompose(spec: str) -> dict:
+    out = _json(["decompose", spec, "--json"])
+    assert out["emulation_verified"] is True
+    assert out["levels"] and all(level["components"] for level in out["levels"])
+    return out
+
+
+def _check_compile_run_verify(spec: str, a: Automaton, target: str, tmp_path: Path, seed: int) -> None:
+    path = tmp_path / f"model-{target}.safetensors"
+    summary = _json(["compile", spec, "--target", target, "-o", str(path), "--json"])
+    assert summary["target"] == target and summary["verified"] is True and path.exists()
+
+    words = _random_words(a, seed)
+    stdin = "".join(json.dumps(w) + "\n" for w in words)
+    for dtype in ("float64", "float32"):
+        lines = _invoke(["run", str(path), "--dtype", dtype], stdin=stdin).stdout.splitlines()
+        assert len(lines) == len(words)
+        for word, line in zip(words, lines):
+            assert json.loads(line) == [a.states[q] for q in a.run(word)], (dtype, word)
+
+    report = _json(["verify", str(path), "--spec", spec, "--json", "--length", "64", "--words", "4"])
+    assert report["ok"] is True and report["agreement"] == 1.0 and report["first_failing_length"] is None
+    assert report.get("exact", {"ok": True})["ok"] is True
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_show(case):
+    a = case_automaton(case)
+    assert (a.n_states, a.n_symbols) == (case.n_states, case.n_symbols)
+    _check_show(case.spec, a)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_analyze(case):
-    a = case_automaton(case)
-    monoid = _json(["analyze", case.spec, "--json"])["monoid"]
-    assert monoid["size"] == _independent_monoid_size(case)
-    permutes = bool(np.all(np.sort(a.transitions, axis=1) == np.arange(a.n_states)))
-    assert monoid["is_group"] is permutes is case.is_group
+    monoid = _check_analyze(case.spec, case_automaton(case), _independent_monoid_size(case))
+    assert monoid["is_group"] is case.is_group
     if case.idempotents is not None:
         assert monoid["idempotents"] == case.idempotents
     if case.green is not None:
@@ -98,9 +137,7 @@ def test_analyze(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_decompose(case):
-    out = _json(["decompose", case.spec, "--json"])
-    assert out["emulation_verified"] is True
-    assert out["levels"] and all(level["components"] for level in out["levels"])
+    out = _check_decompose(case.spec)
     if case.holonomy_levels is not None:
         assert len(out["levels"]) == case.holonomy_levels
         got = [(c["points"], c["group_order"]) for level in out["levels"] for c in level["components"]]
@@ -112,22 +149,20 @@ def test_decompose(case):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_compile_run_verify(case, target, tmp_path):
-    a = case_automaton(case)
-    path = tmp_path / f"model-{target}.safetensors"
-    summary = _json(["compile", case.spec, "--target", target, "-o", str(path), "--json"])
-    assert summary["target"] == target and summary["verified"] is True and path.exists()
+    _check_compile_run_verify(case.spec, case_automaton(case), target, tmp_path, seed=sum(map(ord, case.name)))
 
-    words = _random_words(case)
-    stdin = "".join(json.dumps(w) + "\n" for w in words)
-    for dtype in ("float64", "float32"):
-        lines = _invoke(["run", str(path), "--dtype", dtype], stdin=stdin).stdout.splitlines()
-        assert len(lines) == len(words)
-        for word, line in zip(words, lines):
-            assert json.loads(line) == [a.states[q] for q in a.run(word)], (dtype, word)
 
-    report = _json(["verify", str(path), "--spec", case.spec, "--json", "--length", "64", "--words", "4"])
-    assert report["ok"] is True and report["agreement"] == 1.0 and report["first_failing_length"] is None
-    assert report.get("exact", {"ok": True})["ok"] is True
+@pytest.mark.parametrize(("n", "k", "seed"), RANDOM)
+def test_random_json_spec_through_every_stage(n, k, seed, tmp_path):
+    """Random automata, given as JSON spec files (no builtin structure to lean on), through the whole pipeline."""
+    a = random_automaton(n, k, seed)
+    spec = str(tmp_path / "spec.json")
+    a.save(spec)
+    _check_show(spec, a)
+    _check_analyze(spec, a, _monoid_size_by_bfs(a.transitions))
+    _check_decompose(spec)
+    for target in TARGETS:
+        _check_compile_run_verify(spec, a, target, tmp_path, seed)
 
 
 def test_bfs_oracle_on_known_monoids():
