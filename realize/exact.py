@@ -16,7 +16,6 @@ a layer with non-integer entries is reported as unsupported rather than checked 
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -52,10 +51,9 @@ class _RationalLayer:
         self.keys = encode_keys(list(t[f"{name}.keys"].T), entry["radix"])
         if np.any(np.diff(self.keys) <= 0):
             raise _Fail(f"layer {i}: input keys are not sorted and distinct")
-        _check_factors(i, name, entry, t)
-        factors = gh.unpack(t[f"{name}.fkind"], t[f"{name}.fargs"])
-        betas = t[f"{name}.beta"]
-        self.A = np.stack([_exact_product(fs, betas[r], self.n, i, r) for r, fs in enumerate(factors)])
+        self.A = _rational_products(
+            i, self.n, t[f"{name}.fkind"], t[f"{name}.fargs"], t[f"{name}.beta"], t[f"{name}.v"]
+        )
         fused = t[f"{name}.A"]
         if not np.array_equal(self.A.astype(np.float64), fused):
             r = int(np.argwhere(np.any(self.A.astype(np.float64) != fused, axis=(1, 2)))[0, 0])
@@ -262,27 +260,58 @@ def _check_factors(i: int, name: str, entry: dict, t: dict[str, np.ndarray]) -> 
                 raise _Fail(f"layer {i} row {r} factor {j}: v differs from the direction of its exact description")
 
 
-def _exact_product(factors: list[gh.GHFactor], betas: np.ndarray, n: int, i: int, r: int) -> np.ndarray:
-    """C_k ⋯ C_1 with C = I − (β/uᵀu) u uᵀ, β read exactly from the stored float, in exact arithmetic.
+def _rational_products(
+    i: int, n: int, fkind: np.ndarray, fargs: np.ndarray, beta: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """A(r) = C_k ⋯ C_1 for every row r, C = I − (β/uᵀu) u uᵀ with the integer direction u of each factor's exact
+    description, multiplied out in integer arithmetic (vectorized over rows).
 
-    Integer arrays while every coefficient β/uᵀu is an integer (all our factor kinds), Fractions otherwise.
+    Checked on the way: kinds and indices valid, β equal to its kind's value (so 1 − β ∈ [−1, 1]) and β/uᵀu an
+    integer, the stored float v equal to u/‖u‖.
     """
-    a: np.ndarray = np.eye(n, dtype=np.int64)
-    for f, b in zip(factors, betas):
-        u_exact = f.exact_direction(n)
-        if u_exact is None:
-            raise _Fail(f"layer {i} row {r}: an angle factor in a rational layer")
-        u = np.array([int(x) for x in u_exact], dtype=np.int64)  # directions are integer vectors here
-        coef = Fraction(float(b)) / int(u @ u)
-        if coef.denominator == 1 and a.dtype != object:
-            a = a - int(coef) * np.outer(u, u @ a)
-        else:
-            a = a.astype(object) - coef * np.outer(u.astype(object), u.astype(object) @ a)
-    if a.dtype == object:
-        flat = [Fraction(x) for x in a.ravel()]
-        if any(x.denominator != 1 for x in flat):
-            raise _Fail(f"layer {i} row {r}: the product of the factors has a non-integer entry")
-        a = np.array([int(x) for x in flat], dtype=np.int64).reshape(n, n)
+    r_count, k = fkind.shape
+    if np.any((fkind < 0) | (fkind >= len(gh.KINDS))):
+        raise _Fail(f"layer {i}: unknown GH factor kind")
+    if np.any(fkind == gh.KIND_CODE["angle"]):
+        raise _Fail(f"layer {i}: an angle factor in a rational layer")
+    a_, b_ = fargs[..., 0], fargs[..., 1]
+    swap, single = fkind == gh.KIND_CODE["swap"], np.isin(fkind, [gh.KIND_CODE["project"], gh.KIND_CODE["negate"]])
+    bad = (swap & ~((0 <= a_) & (a_ < n) & (0 <= b_) & (b_ < n) & (a_ != b_))) | (single & ~((0 <= a_) & (a_ < n)))
+    if np.any(bad):
+        r, j = np.argwhere(bad)[0]
+        raise _Fail(f"layer {i} row {r} factor {j}: indices out of range")
+    want_beta = np.array([gh.GHFactor(kind).beta for kind in gh.KINDS])[fkind]
+    if np.any(beta != want_beta):
+        r, j = np.argwhere(beta != want_beta)[0]
+        raise _Fail(
+            f"layer {i} row {r} factor {j}: β = {beta[r, j]} but a {gh.KINDS[fkind[r, j]]} factor has "
+            f"β = {want_beta[r, j]}"
+        )
+    if np.any(np.abs(1 - beta) > 1):
+        raise _Fail(f"layer {i}: some 1 − β is outside [−1, 1]")
+    u = np.zeros((r_count, k, n), dtype=np.int64)
+    rr, jj = np.nonzero(~swap & ~single)
+    u[rr, jj, 0] = 1  # identity padding (β = 0)
+    rr, jj = np.nonzero(single)
+    u[rr, jj, a_[rr, jj]] = 1
+    rr, jj = np.nonzero(swap)
+    u[rr, jj, a_[rr, jj]] = 1
+    u[rr, jj, b_[rr, jj]] = -1
+    norm2 = (u * u).sum(-1)
+    beta_int = want_beta.astype(np.int64)
+    if np.any(beta_int % norm2):
+        raise _Fail(f"layer {i}: some β/uᵀu is not an integer (this check supports integer products)")
+    coef = beta_int // norm2
+    live = fkind != gh.KIND_CODE["identity"]
+    if np.any(live & (np.abs(v - u / np.sqrt(norm2)[..., None]).max(-1) > _TOL)):
+        r, j = np.argwhere(live & (np.abs(v - u / np.sqrt(norm2)[..., None]).max(-1) > _TOL))[0]
+        raise _Fail(f"layer {i} row {r} factor {j}: v differs from the direction of its exact description")
+    if np.max(np.abs(np.linalg.norm(v, axis=-1) - 1), initial=0) > _TOL:
+        raise _Fail(f"layer {i}: a GH direction v is not a unit vector")
+    a = np.broadcast_to(np.eye(n, dtype=np.int64), (r_count, n, n)).copy()
+    for j in range(k):  # A ← (I − c u uᵀ) A = A − c u (uᵀ A)
+        uj = u[:, j]
+        a = a - coef[:, j, None, None] * uj[:, :, None] * np.einsum("rn,rnm->rm", uj, a)[:, None, :]
     return a
 
 
