@@ -110,3 +110,26 @@ def test_synchronous_product_of_parities_is_one_c2():
     assert abelian_characters(a.transitions).moduli.tolist() == [2]
     klein = Automaton([[1, 0, 3, 2], [2, 3, 0, 1]], initial=0)
     assert abelian_characters(klein.transitions).moduli.tolist() == [2, 2]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_minimal_block_matches_sympy(seed):
+    from fsa2rnn.compiler.permutation_rep import minimal_block
+
+    rng = np.random.default_rng(seed)
+    # transitive imprimitive groups: wreath-like actions on n = blocks × size points, plus a random relabelling
+    size, blocks = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    n = size * blocks
+    within = np.arange(n).reshape(blocks, size)
+    g1 = np.roll(within, 1, axis=0).reshape(-1)  # permute the blocks cyclically
+    g2 = np.arange(n)
+    g2[:size] = np.roll(np.arange(size), 1)  # rotate inside the first block
+    relabel = rng.permutation(n)
+    inv = np.argsort(relabel)
+    perms = np.array([relabel[g[inv]] for g in (g1, g2)])
+    G = PermutationGroup([Permutation(p.tolist()) for p in perms])
+    for pts in ([0, int(rng.integers(1, n))], [0, 1, 2]):
+        ours = minimal_block(perms, np.array(pts))
+        theirs = np.array(G.minimal_block(pts))
+        # the same partition of the points (labels may differ)
+        assert len(set(zip(ours.tolist(), theirs.tolist()))) == len(set(ours.tolist())) == len(set(theirs.tolist()))
