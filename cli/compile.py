@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
-from fsa2rnn.fsa.errors import ConstructionError
+from fsa2rnn.fsa.errors import ConstructionError, FsaError
 from fsa2rnn.fsa.library import resolve_spec
 
 from .errors import echo_json
@@ -38,6 +40,9 @@ def compile_command(
     as_json: bool,
 ) -> None:
     """Compile SPEC into exact weights for TARGET and write MODEL (safetensors with a JSON header)."""
+    out_dir = Path(output).parent
+    if not out_dir.is_dir():
+        raise FsaError(f"cannot write {output!r}: the directory {str(out_dir)!r} does not exist")
     automaton = resolve_spec(spec)
     if target == "nfsm":
         from fsa2rnn.compiler import compile_nfsm
@@ -59,7 +64,10 @@ def compile_command(
         raise ConstructionError(
             f"the compiled model failed its exact check{': ' + why if why else ''}; nothing written"
         )
-    model.save(output)
+    try:
+        model.save(output)
+    except OSError as exc:
+        raise FsaError(f"cannot write {output!r}: {exc.strerror or exc}") from None
     summary["output"] = output
     if as_json:
         echo_json(summary)

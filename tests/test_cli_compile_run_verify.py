@@ -157,3 +157,10 @@ def test_verify_refuses_beyond_its_limit(runner, tmp_path):
     res, out = _compile(runner, tmp_path, "parity", "--target", "householder")
     res = runner.invoke(main, ["verify", str(out), "--length", "10000000", "--words", "16"])
     assert res.exit_code == 2 and "limit" in res.output
+
+
+def test_output_directory_must_exist(runner, tmp_path):
+    res = runner.invoke(
+        main, ["compile", "S3", "--target", "householder", "-o", str(tmp_path / "no" / "m.safetensors")]
+    )
+    assert res.exit_code == 2 and "does not exist" in res.output
