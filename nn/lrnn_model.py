@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from fsa2rnn.compiler.lrnn_spec import check_digest
+from fsa2rnn.compiler.lrnn_spec import check_digest, encode_keys
 from fsa2rnn.compiler.model import CompiledModel
 from torch import nn
 
@@ -42,7 +42,7 @@ class LinearRNNModel(nn.Module):
             layers.append((DiagonalLinearRNN if e["kind"] == "diagonal" else GHLinearRNN).from_compiled(compiled, i))
             name = e["name"]
             keys = compiled.tensors[f"{name}.keys"]
-            codes = torch.from_numpy(_np_encode(keys, self.radices[i]))
+            codes = torch.from_numpy(encode_keys(list(keys.T), self.radices[i]))
             tables.append(KeyTable(codes, torch.arange(len(codes)), int(np.prod(self.radices[i], dtype=object))))
         self.layers = nn.ModuleList(layers)
         self.row_tables = nn.ModuleList(tables)
@@ -122,15 +122,6 @@ class LinearRNNModel(nn.Module):
             raise ValueError("the automaton has no accepting states")
         states = self.predict_states(symbol_ids, lengths, **kw)
         return (states >= 0) & self.accepting[states.clamp(min=0)]
-
-
-def _np_encode(keys: np.ndarray, radix: list[int]) -> np.ndarray:
-    out = np.zeros(len(keys), dtype=np.int64)
-    mult = 1
-    for j, r in enumerate(radix):
-        out += keys[:, j].astype(np.int64) * mult
-        mult *= int(r)
-    return out
 
 
 @register_builder("householder")
