@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError
+from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from .lrnn_spec import assemble, resolve_initial
 from .model import CompiledModel
@@ -63,10 +63,8 @@ def compile_householder(
 
 
 def _compile(automaton: Automaton, q0: int, construction: str, verify: bool) -> CompiledModel:
-    try:
-        layers, final_keys, final_states, facts = _builder(construction)(automaton, q0)
-    except FsaError:
-        raise
+    """Run one construction (a function automaton, q0 → layers, final readout, facts) and assemble the model."""
+    layers, final_keys, final_states, facts = _builder(construction)(automaton, q0)
     return assemble(
         automaton,
         q0,
