@@ -61,8 +61,8 @@ def main() -> int:
     agree = bool(np.array_equal(out[:2].numpy(), want))
     report("run S5, 64 x 10^5 symbols, float32, sequential scan", dt, 10.0, f"(first 2 words agree: {agree})")
     ok &= agree
-    # the chunked parallel scan does O(T n³) work (matrix products) against the recurrence's O(T n²): on a CPU
-    # with n = 5 it is slower; it is printed for information, not held to the target
+    # the chunked parallel scan does O(T n³) work (matrix products) against the recurrence's O(T n²); on a CPU
+    # with n = 5 the two take similar time (the parallel one suffers more on a busy machine): information only
     out, dt = _timed(lambda: net.predict_states(ids, scan="parallel"))
     agree = bool(np.array_equal(out[:2].numpy(), want))
     print(f"{'run S5, 64 x 10^5 symbols, float32, parallel (chunked) scan':<58} {dt:8.3f} s  (info; agree: {agree})")
