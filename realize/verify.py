@@ -103,7 +103,7 @@ def verify_model(
         from fsa2rnn.realize.extract import extract_and_compare
 
         report["certificate"] = margin_certificate(model, dtype)
-        report["extraction"] = extract_and_compare(model, automaton)
+        report["extraction"] = extract_and_compare(model, automaton, dtype=dtype)
         exact_ok = bool(report["extraction"].get("match", False))
     net = load_model(model).to(getattr(torch, dtype))
     rng = np.random.default_rng(seed)

@@ -49,6 +49,7 @@ def test_compile_run_verify(runner, tmp_path, spec, extra, construction, head_di
     assert res.exit_code == 0, res.output
     report = json.loads(res.output)
     assert report["certificate"]["certified"] and report["extraction"]["match"]
+    assert report["extraction"]["dtype"] == "float16"
     assert report["certificate"]["statement"].startswith("length-independent at dtype float16")
 
 
