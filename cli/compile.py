@@ -64,6 +64,10 @@ def compile_command(
         raise ConstructionError(
             f"the compiled model failed its exact check{': ' + why if why else ''}; nothing written"
         )
+    if target == "nfsm":
+        from fsa2rnn.realize.certificate import certificate_summary
+
+        summary["certificate"] = certificate_summary(model)
     try:
         model.save(output)
     except OSError as exc:
@@ -72,5 +76,8 @@ def compile_command(
     if as_json:
         echo_json(summary)
         return
+    certificate = summary.pop("certificate", {})
     for key, value in summary.items():
         click.echo(f"{key}: {value}")
+    for dtype, cert in certificate.items():
+        click.echo(f"certificate {dtype}: {cert['statement']}")

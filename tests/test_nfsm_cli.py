@@ -38,6 +38,7 @@ def test_compile_run_verify(runner, tmp_path, spec, extra, construction, head_di
     summary = json.loads(res.output)
     assert summary["verified"] is True and summary["construction"] == construction
     assert summary["head_dims"] == head_dims and out.exists()
+    assert all(summary["certificate"][d]["certified"] for d in ("float32", "bfloat16", "float16"))
     a = resolve_spec(spec)
     ids = np.random.default_rng(0).integers(0, a.n_symbols, (2, 30))
     words = "\n".join(json.dumps([a.symbols[x] for x in w]) for w in ids) + "\n"
@@ -56,6 +57,8 @@ def test_compile_run_verify(runner, tmp_path, spec, extra, construction, head_di
 def test_small_margin_flagged_by_verify(runner, tmp_path):
     res, out = _compile(runner, tmp_path, "S5", "--margin", "0.001")
     assert res.exit_code == 0, res.output
+    certificate = json.loads(res.output)["certificate"]
+    assert certificate["float32"]["certified"] and not certificate["bfloat16"]["certified"]
     res = runner.invoke(main, ["verify", str(out), "--spec", "S5", "--dtype", "bfloat16", "--length", "100", "--json"])
     assert res.exit_code == 1, res.output
     cert = json.loads(res.output)["certificate"]
