@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,9 @@ from pathlib import Path
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
-    If ``write`` raises, the temporary file is removed and ``path`` is untouched.
+    If ``write`` raises, the temporary file is removed and ``path`` is untouched. The file gets the permissions a
+    plain ``open(path, "w")`` would give it: those of the file it replaces, else 0o666 minus the umask (not the
+    0o600 of ``mkstemp``).
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -20,10 +23,21 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        os.chmod(tmp_path, _mode_of_plain_open(target))
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def _mode_of_plain_open(target: Path) -> int:
+    """Permission bits ``open(target, "w")`` would leave: the existing file's, else 0o666 & ~umask."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
