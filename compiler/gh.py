@@ -1,7 +1,7 @@
 """Generalized Householder (GH) factors C = I − β v vᵀ with ‖v‖ = 1 (negative-eigenvalues §3.1, Proposition 1).
 
 A factor is stored with its *exact* description next to its float direction, so that products can be multiplied
-out in rational arithmetic (realize/exact.py) and the float weights checked against them:
+out in rational arithmetic (compiler/exact_check.py) and the float weights checked against them:
 
 ==========  ==========  =====================================  ==========================================
 kind        args        v                                      β and meaning

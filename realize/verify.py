@@ -1,6 +1,6 @@
 """`verify_model`: the exact check plus agreement with the automaton on random words at a dtype and length.
 
-For "householder" and "diagonal" models the exact check is realize/exact.py (rational / angle-index / exponent
+For "householder" and "diagonal" models the exact check is compiler/exact_check.py (rational / angle-index / exponent
 arithmetic); for "nfsm" models the margin certificate and table extraction of realize/certificate.py and
 realize/extract.py are added. ``automaton_from_model`` rebuilds the automaton a model claims to realize from its
 header and from the transitions its exact dynamics realize (per-target hook).
@@ -22,7 +22,7 @@ MAX_SYMBOLS = 2 * 10**7
 def automaton_from_model(model: CompiledModel) -> Automaton:
     """The automaton described by a model's header, with the transitions its exact dynamics realize.
 
-    householder/diagonal: read δ off the exact configuration search (realize/exact.py ``explore``); states not
+    householder/diagonal: read δ off the exact configuration search (compiler/exact_check.py ``explore``); states not
     reachable from the initial state keep self-loops (they are never observed). nfsm: E's extracted automaton.
     A model whose dynamics send one state to two different successors on one symbol realizes no automaton.
     """
