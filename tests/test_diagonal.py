@@ -48,6 +48,10 @@ def test_abelian_cascades_with_resets(spec):
     assert m.construction == "cascade" and m.summary["verified"]
     resets = np.concatenate([m.tensors[f"{e['name']}.reset"] for e in m.header["layers"]])
     assert resets.any()  # B ≠ 0 does the resets
+    for e in m.header["layers"]:  # Proposition 1: |λ| = 1 on permutation rows, λ = 0 on reset rows
+        lam = np.abs(m.tensors[f"{e['name']}.lam_re"] + 1j * m.tensors[f"{e['name']}.lam_im"])
+        reset = m.tensors[f"{e['name']}.reset"].astype(bool)
+        assert np.allclose(lam[~reset], 1) and np.all(lam[reset] == 0)
     _runs(m, a)
 
 

@@ -11,6 +11,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa import Automaton, ConstructionError, NotAGroupError, UnknownStateError, resolve_spec
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.exact import exact_check
+from helpers import check_gh_weights
 
 LENGTH = 1000
 
@@ -27,23 +28,6 @@ def _check_runs(model: CompiledModel, a: Automaton, seed: int = 0, **kw) -> None
     assert np.array_equal(got, want)
 
 
-def _check_weights(model: CompiledModel) -> None:
-    """Proposition 1: every GH factor has 1 − β ∈ [−1, 1], unit v; every A(x) has spectral norm ≤ 1."""
-    for e in model.header["layers"]:
-        t = model.tensors
-        beta, v, a = t[f"{e['name']}.beta"], t[f"{e['name']}.v"], t[f"{e['name']}.A"]
-        assert np.all((1 - beta >= -1) & (1 - beta <= 1))
-        assert np.allclose(np.linalg.norm(v, axis=-1), 1)
-        assert np.all(np.linalg.norm(a, ord=2, axis=(1, 2)) <= 1 + 1e-12)
-        assert np.all(np.abs(np.linalg.eigvals(a)) <= 1 + 1e-9)
-        # the fused A is the product of the factors (float64 recomputation, independent of the compiler's)
-        for r in range(len(a)):
-            prod = np.eye(a.shape[1])
-            for b, vv in zip(beta[r], v[r]):
-                prod = (np.eye(len(vv)) - b * np.outer(vv, vv)) @ prod
-            assert np.allclose(prod, a[r], atol=1e-9)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_every_case_compiles_and_tracks_states(case):
     a = case_automaton(case)
@@ -51,7 +35,7 @@ def test_every_case_compiles_and_tracks_states(case):
     assert model.summary["verified"] is True
     if not case.is_group:
         assert model.construction == "cascade"
-    _check_weights(model)
+    check_gh_weights(model)
     _check_runs(model, a, seed=hash(case.name) % 1000)
 
 
@@ -60,7 +44,7 @@ def test_cascade_construction_on_groups_and_monoids(spec):
     a = resolve_spec(spec)
     model = compile_householder(a, construction="cascade", initial=a.initial or 0)
     assert model.summary["verified"] and model.summary["layers"] >= 1
-    _check_weights(model)
+    check_gh_weights(model)
     for scan, mode in (("sequential", "factors"), ("parallel", "fused")):
         _check_runs(model, a, scan=scan, mode=mode)
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 from cases import random_automaton
 from fsa2rnn.compiler import compile_diagonal, compile_householder
 from fsa2rnn.fsa import Automaton, ConstructionError
 from fsa2rnn.nn import load_model
+from helpers import check_gh_weights, diagonal_realizable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,8 +31,11 @@ def test_random_automata_householder():
     automata = [_automaton(s) for s in SEEDS]
     models = [compile_householder(a) for a in automata]
     assert all(m.summary["verified"] for m in models)
-    constructions = {m.construction for m in models}
-    assert "cascade" in constructions
+    # the cascade construction (Theorem 4) covers every non-group automaton
+    assert all(m.construction == "cascade" for m, a in zip(models, automata) if not a.is_group_automaton)
+    assert sum(not a.is_group_automaton for a in automata) >= 90
+    for m in models:
+        check_gh_weights(m)  # Proposition 1
     _batch_check(models, automata)
 
 
@@ -45,19 +48,31 @@ def test_random_permutation_automata():
     models = [compile_householder(a) for a in automata]
     assert all(m.summary["verified"] for m in models)
     assert {"permutation", "rotation"} <= {m.construction for m in models}
+    for m in models:
+        check_gh_weights(m)
     _batch_check(models, automata)
 
 
-@pytest.mark.parametrize("seed", range(0, 110, 11))
-def test_random_automata_diagonal_or_refused(seed):
-    a = _automaton(seed)
+def _diagonal_or_refused(a: Automaton) -> str:
+    """compile_diagonal refuses exactly the automata whose groups are not all abelian (brute-force oracle)."""
+    realizable = diagonal_realizable(a.transitions, a.initial)
     try:
         m = compile_diagonal(a)
     except ConstructionError as exc:
+        assert not realizable, f"{a.name}: refused although every group is abelian: {exc}"
         assert "abelian" in str(exc) or "commut" in str(exc)
-        return
+        return "refused"
+    assert realizable, f"{a.name}: compiled although a group is non-abelian"
     assert m.summary["verified"]
-    _batch_check([m], [a])
+    lam = [np.abs(m.tensors[f"{e['name']}.lam_re"] + 1j * m.tensors[f"{e['name']}.lam_im"]) for e in m.header["layers"]]
+    assert all(np.all(x <= 1 + 1e-12) for x in lam)  # Proposition 1 for diagonal A(x)
+    _batch_check([m], [a], length=200)
+    return "compiled"
+
+
+def test_random_automata_diagonal_or_refused():
+    outcomes = [_diagonal_or_refused(_automaton(seed)) for seed in SEEDS]
+    assert set(outcomes) == {"refused", "compiled"}
 
 
 @st.composite
@@ -71,11 +86,10 @@ def small_automata(draw):
 @settings(max_examples=25)
 @given(small_automata(), st.sampled_from(["householder", "diagonal"]))
 def test_property_compiled_models_realize_random_automata(a, target):
-    try:
-        m = compile_householder(a) if target == "householder" else compile_diagonal(a)
-    except ConstructionError as exc:  # only the diagonal target refuses, and only for non-abelian groups
-        assert target == "diagonal" and ("abelian" in str(exc) or "commut" in str(exc))
+    if target == "diagonal":
+        _diagonal_or_refused(a)  # refused only for non-abelian groups (brute-force oracle)
         return
+    m = compile_householder(a)
     assert m.summary["verified"]
     ids = np.random.default_rng(0).integers(0, a.n_symbols, size=(2, 200))
     got = load_model(m).predict_states(torch.from_numpy(ids)).numpy()
