@@ -121,6 +121,11 @@ def case_automaton(case: Case) -> Automaton:
     return resolve_spec(case.spec)
 
 
+def automaton_named(name: str) -> Automaton:
+    """The automaton of the case called ``name``."""
+    return case_automaton(next(c for c in CASES if c.name == name))
+
+
 def random_automaton(
     n: int, k: int, seed: int, accepting: bool = True, initial: bool = True, p_accept: float = 0.4
 ) -> Automaton:

@@ -13,5 +13,17 @@ settings.load_profile("fsa2rnn")
 
 
 @pytest.fixture
+def one_torch_thread():
+    """Tiny tensors: one torch thread avoids thread-pool overhead on a busy 2-core machine (no effect on results).
+    Modules opt in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)

@@ -4,7 +4,7 @@ flagged, with a word on which the model really errs; the rounding bound is sound
 import numpy as np
 import pytest
 import torch
-from cases import CASES, case_automaton, random_automaton
+from cases import automaton_named, random_automaton
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.certificate import logit_error_bound, margin_certificate, unit_roundoff
@@ -14,22 +14,12 @@ from hypothesis import strategies as st
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _case(name):
-    return case_automaton(next(c for c in CASES if c.name == name))
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("name,kw", [("S5", {}), ("T4", {"layers": "stacked"}), ("parity", {}), ("Z60", {})])
 def test_default_margin_certified_and_holds(name, kw):
-    a = _case(name)
+    a = automaton_named(name)
     model = compile_nfsm(a, **kw)
     module = load_model(model)
     ids = np.random.default_rng(0).integers(0, a.n_symbols, (2, 5000))
@@ -44,7 +34,7 @@ def test_default_margin_certified_and_holds(name, kw):
 
 @pytest.mark.parametrize("name,kw", [("S5", {}), ("T4", {}), ("T4", {"layers": "stacked"}), ("M11", {})])
 def test_too_small_margin_flagged_and_model_really_errs(name, kw):
-    a = _case(name)
+    a = automaton_named(name)
     model = compile_nfsm(a, margin=1e-3, **kw)  # 1 + 1e-3 rounds to 1 in bfloat16 (ulp 2^-7)
     cert = margin_certificate(model, "bfloat16")
     assert not cert["certified"] and cert["rows_below"] > 0
@@ -106,7 +96,7 @@ def test_unit_roundoff_values():
 def test_certificate_summary_per_dtype():
     from fsa2rnn.realize.certificate import certificate_summary
 
-    summary = certificate_summary(compile_nfsm(_case("S5"), margin=1e-3))
+    summary = certificate_summary(compile_nfsm(automaton_named("S5"), margin=1e-3))
     assert [summary[d]["certified"] for d in ("float32", "bfloat16", "float16")] == [True, False, False]
 
 
@@ -114,7 +104,7 @@ def test_certificate_summary_per_dtype():
 def test_dense_embedding_certificate_is_consistent(name, kw):
     """With a dense orthogonal key embedding every logit is a K-term dot product. Whatever the certificate says at
     each dtype is borne out: certified ⇒ right on long random words; a failing word ⇒ the model errs on it."""
-    a = _case(name)
+    a = automaton_named(name)
     seen = set()
     for margin in (1.0, 0.003):  # 0.003 < 2^-8: 1 + margin rounds to 1 in bfloat16
         model = compile_nfsm(a, embedding="dense", margin=margin, **kw)

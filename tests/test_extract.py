@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from cases import CASES, case_automaton, random_automaton
+from cases import automaton_named, random_automaton
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.compiler.automaton_to_nfsm import nfsm_model
 from fsa2rnn.compiler.model import CompiledModel
@@ -14,23 +14,12 @@ from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.extract import extract_and_compare, extracted_automaton, failing_word
 
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _case(name):
-    return case_automaton(next(c for c in CASES if c.name == name))
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("name,kw", [("T4", {}), ("T4", {"layers": "stacked"}), ("S5", {}), ("gridworld:3", {})])
 def test_extracted_automaton_equals_target(name, kw):
-    a = _case(name)
+    a = automaton_named(name)
     model = compile_nfsm(a, **kw)
     e = extracted_automaton(model)
     assert np.array_equal(e.transitions, a.transitions)
@@ -108,5 +97,5 @@ def test_homomorphism_up_to_relabelling_and_redundant_indices():
 
 
 def test_failing_word_none_when_correct():
-    a = _case("flipflop")
+    a = automaton_named("flipflop")
     assert failing_word(compile_nfsm(a), a, "float16") is None

@@ -4,7 +4,7 @@ float16; the extracted tables match the target. Oracle: Automaton.run (the trans
 import numpy as np
 import pytest
 import torch
-from cases import CASES, case_automaton, random_automaton
+from cases import CASES, automaton_named, case_automaton, random_automaton
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa import Automaton
@@ -16,13 +16,7 @@ DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 LENGTH = 1000
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _check_states(automaton: Automaton, model: CompiledModel, seed: int, bsz: int = 3, length: int = LENGTH) -> None:
@@ -82,7 +76,7 @@ def test_random_automata_auto_plans():
 
 
 def test_lengths_and_padding():
-    a = case_automaton(next(c for c in CASES if c.name == "T4"))
+    a = automaton_named("T4")
     module = load_model(compile_nfsm(a, layers="stacked"))
     ids = np.random.default_rng(2).integers(0, a.n_symbols, (3, 50))
     lengths = torch.tensor([50, 13, 0])
@@ -97,7 +91,7 @@ def test_lengths_and_padding():
 
 
 def test_save_load_round_trip(tmp_path):
-    a = case_automaton(next(c for c in CASES if c.name == "S5"))
+    a = automaton_named("S5")
     model = compile_nfsm(a)
     path = tmp_path / "s5.safetensors"
     model.save(path)
@@ -127,7 +121,7 @@ def test_initial_state_option_and_errors():
 
 
 def test_single_head_limit_on_m11():
-    m11 = case_automaton(next(c for c in CASES if c.name == "M11"))
+    m11 = automaton_named("M11")
     with pytest.raises(LimitExceededError, match="over the limit"):
         compile_nfsm(m11, heads="single", layers="single")
 
@@ -136,7 +130,7 @@ def test_sparse_readout_path(monkeypatch):
     """Large configuration spaces read out by binary search over the sorted codes; same states as the dense table."""
     import fsa2rnn.nn.nfsm_model as nm
 
-    a = case_automaton(next(c for c in CASES if c.name == "A5"))
+    a = automaton_named("A5")
     model = compile_nfsm(a)
     ids = np.random.default_rng(4).integers(0, a.n_symbols, (2, 300))
     monkeypatch.setattr(nm, "DENSE_READOUT_LIMIT", 0)

@@ -5,14 +5,7 @@ import pytest
 import torch
 from fsa2rnn.nn.nfsm import NFSMLayer, straight_through_tables
 
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _layer(seed=0, heads=(3, 5, 2), n_keys=4):

@@ -4,7 +4,7 @@ direct-product factor, stacked layers from the holonomy cascade (Prop. G.6) agre
 import numpy as np
 import pytest
 import torch
-from cases import CASES, case_automaton, random_automaton
+from cases import automaton_named, random_automaton
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.product import product
@@ -14,17 +14,7 @@ from sympy.combinatorics import Permutation
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids thread-pool overhead on a busy 2-core machine (no effect on results)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _case(name):
-    return case_automaton(next(c for c in CASES if c.name == name))
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _states(model, ids, dtype=torch.float32):
@@ -34,7 +24,7 @@ def _states(model, ids, dtype=torch.float32):
 
 
 def test_m11_heads_of_eleven_indices():
-    a = _case("M11")
+    a = automaton_named("M11")
     model = compile_nfsm(a)
     dims = model.summary["head_dims"]
     assert model.construction == "multihead"
@@ -44,7 +34,7 @@ def test_m11_heads_of_eleven_indices():
 
 def test_m11_heads_follow_the_images_of_base_points():
     """Independent oracle: sympy permutation products give where each base point goes."""
-    a = _case("M11")
+    a = automaton_named("M11")
     model = compile_nfsm(a)
     module = load_model(model)
     base = model.header["layers"][0]["initial"]
@@ -59,7 +49,7 @@ def test_m11_heads_follow_the_images_of_base_points():
 
 @pytest.mark.parametrize("name", ["S5", "S5:gens", "S5:swaps", "S5:s3"])
 def test_s5_at_most_five_heads_of_five(name):
-    a = _case(name)
+    a = automaton_named(name)
     model = compile_nfsm(a)
     dims = model.summary["head_dims"][0]
     assert set(dims) == {5} and len(dims) <= 5
@@ -70,7 +60,7 @@ def test_s5_at_most_five_heads_of_five(name):
 
 @pytest.mark.parametrize("name", ["A5", "A5:gens", "PSL(2,7):gens"])
 def test_other_groups_track_points(name):
-    a = _case(name)
+    a = automaton_named(name)
     model = compile_nfsm(a)
     assert model.construction == "multihead"
     assert set(model.summary["head_dims"][0]) == {a.action.shape[1]}
@@ -92,7 +82,7 @@ def test_direct_product_one_head_per_factor():
 
 
 def test_product_builtin_auto_picks_factor_heads():
-    a = _case("gridworld:3")
+    a = automaton_named("gridworld:3")
     assert a.factors is not None
     model = compile_nfsm(a)
     assert model.construction == "product" and model.summary["head_dims"] == [[3, 3]]
@@ -103,7 +93,7 @@ STACKED = ["flipflop", "flipflop:3", "T3", "T4", "T5", "even_pairs", "modarith:3
 
 @pytest.mark.parametrize("name", STACKED)
 def test_stacked_layers_agree_with_single_head(name):
-    a = _case(name)
+    a = automaton_named(name)
     stacked = compile_nfsm(a, layers="stacked")
     single = compile_nfsm(a, heads="single", layers="single")
     assert stacked.construction == "stacked"
@@ -117,7 +107,7 @@ def test_stacked_layers_agree_with_single_head(name):
 
 def test_stacked_levels_follow_the_cascade():
     """The T4 cascade has levels of 4, 3, 2 points (DESIGN.md oracle): one layer per level, one head each."""
-    model = compile_nfsm(_case("T4"), layers="stacked")
+    model = compile_nfsm(automaton_named("T4"), layers="stacked")
     assert model.summary["head_dims"] == [[4], [3], [2]]
     assert [spec["upper"] for spec in model.header["layers"]] == [[], [0], [0, 1]]
 
@@ -133,4 +123,4 @@ def test_stacked_random_automata():
 
 def test_multi_heads_need_a_group_or_product():
     with pytest.raises(ConstructionError, match="no multi-head plan"):
-        compile_nfsm(_case("T3"), heads="multi")
+        compile_nfsm(automaton_named("T3"), heads="multi")
