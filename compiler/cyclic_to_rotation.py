@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError
+from fsa2rnn.fsa.permutation_rep import orbit_characters
 
 from . import gh
 from .lrnn_spec import GHLayerSpec, Readout
-from .permutation_rep import orbit_characters
 
 
 def cyclic_structure(automaton: Automaton, initial: int, what: str) -> tuple[int, np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Theorem 3 (negative-eigenvalues): a group automaton in one layer of reflections — construction ``permutation``.
 
-With a faithful permutation representation ρ of degree d (compiler/permutation_rep.py), A(x) = P_ρ(δ_x) written as a
+With a faithful permutation representation ρ of degree d (fsa/permutation_rep.py), A(x) = P_ρ(δ_x) written as a
 product of reflections I − 2vvᵀ with v = (e_i − e_j)/√2, one per transposition (Proposition 1, Figure 3), B ≡ 0 and
 H_0 = (1, 2, …, d)ᵀ. Then H_t = P_ρ(δ_{x1…xt}) H_0 is a permutation of 1..d that identifies the group element; the
 readout hashes it (key Σ_i (h_i − 1) dⁱ) to the element and maps the element g to the state g(q0).
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError
+from fsa2rnn.fsa.permutation_rep import PermutationRepresentation, faithful_permutation_representation
 
 from . import gh
 from .lrnn_spec import GHLayerSpec, Readout
-from .permutation_rep import PermutationRepresentation, faithful_permutation_representation
 
 #: the hash readout needs d^d < 2^63
 MAX_DEGREE = 15

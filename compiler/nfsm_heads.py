@@ -2,7 +2,7 @@
 
 - single head, d = |Q|, σ_x = δ_x (Prop. G.1: every transformation is a table);
 - permutation group: heads that track points (Example G.7). Take a faithful permutation action ρ of the transition
-  group (the automaton's natural ``action``, else compiler/permutation_rep.py) and a *base* b_1, …, b_k of ρ's group
+  group (the automaton's natural ``action``, else fsa/permutation_rep.py) and a *base* b_1, …, b_k of ρ's group
   (sympy's Schreier–Sims): an element is determined by the images of the base points, so head i, started at b_i
   with tables ρ(x), holds g(b_i) for the running product g, and the tuple of head indices determines the state.
   M11 on 11 points has a base of 4 points (4 heads of 11), S5 on 5 points a base of 4 (4 heads of 5);
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from fsa2rnn.fsa.permutation_rep import faithful_permutation_representation
 
 from .nfsm_machine import LayerTables
 
@@ -175,10 +176,6 @@ def _with_cascade(a: Automaton, plans: list[NFSMPlan]) -> list[NFSMPlan]:
 def _permutation_action(a: Automaton) -> tuple[np.ndarray, str]:
     if a.action is not None:
         return np.asarray(a.action, dtype=np.int64), f"natural action on {a.action.shape[1]} points"
-    try:
-        from .permutation_rep import faithful_permutation_representation
-    except ImportError:
-        return np.asarray(a.transitions, dtype=np.int64), "action on the states"
     rep = faithful_permutation_representation(a)
     return np.asarray(rep.perms, dtype=np.int64), f"{rep.source} (degree {rep.degree})"
 

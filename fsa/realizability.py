@@ -6,8 +6,8 @@
   sense, R1–R3; Theorem 4.1).
 
 Each verdict is ``{"realizes": bool, ...sizes..., "theorem": str}``. Verdicts follow from the transition monoid's
-algebra (fsa/classify.py). Where a verdict depends on another stage (the faithful permutation representation of
-the compiler, the holonomy decomposition) it is used when importable and its absence is stated otherwise.
+algebra (fsa/classify.py); sizes come from a faithful permutation representation (fsa/permutation_rep.py) and the
+holonomy skeleton (fsa/holonomy.py), and a refusal of either (a limit) is stated in the verdict.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import numpy as np
 
 from .classify import definite_degree, is_aperiodic, is_commutative, is_group
 from .errors import FsaError
+from .holonomy import holonomy_levels
 from .monoid import TransitionMonoid
+from .permutation_rep import faithful_permutation_representation
 
 
 def _moved_and_transpositions(perms: np.ndarray) -> tuple[int, int]:
@@ -42,12 +44,8 @@ def _moved_and_transpositions(perms: np.ndarray) -> tuple[int, int]:
 
 def _permutation_representation(automaton: Any) -> tuple[np.ndarray, str]:
     try:
-        from fsa2rnn.compiler.permutation_rep import faithful_permutation_representation
-
         rep = faithful_permutation_representation(automaton)
         return np.asarray(rep.perms), rep.source
-    except ImportError:
-        pass
     except FsaError:
         pass
     if automaton.action is not None:
@@ -56,10 +54,6 @@ def _permutation_representation(automaton: Any) -> tuple[np.ndarray, str]:
 
 
 def _cascade_sizes(automaton: Any) -> dict[str, Any]:
-    try:
-        from fsa2rnn.fsa.holonomy import holonomy_levels
-    except ImportError:
-        return {"layers": None, "width": None, "note": "cascade (holonomy decomposition not available)"}
     try:
         levels = holonomy_levels(automaton)  # the skeleton alone: levels and widths without coordinate tables
     except FsaError as exc:

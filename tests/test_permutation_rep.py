@@ -1,15 +1,15 @@
-"""Faithful permutation representations and abelian decompositions (compiler/permutation_rep.py)."""
+"""Faithful permutation representations and abelian decompositions (fsa/permutation_rep.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from fsa2rnn.compiler.permutation_rep import (
+from fsa2rnn.fsa import Automaton, NotAGroupError, resolve_spec
+from fsa2rnn.fsa.permutation_rep import (
     abelian_characters,
     faithful_permutation_representation,
     noncommuting_pair,
 )
-from fsa2rnn.fsa import Automaton, NotAGroupError, resolve_spec
 from fsa2rnn.fsa.product import product
 from sympy.combinatorics import Permutation, PermutationGroup
 
@@ -114,7 +114,7 @@ def test_synchronous_product_of_parities_is_one_c2():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_minimal_block_matches_sympy(seed):
-    from fsa2rnn.compiler.permutation_rep import minimal_block
+    from fsa2rnn.fsa.permutation_rep import minimal_block
 
     rng = np.random.default_rng(seed)
     # transitive imprimitive groups: wreath-like actions on n = blocks × size points, plus a random relabelling
