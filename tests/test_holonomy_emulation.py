@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fsa2rnn.fsa import Automaton, FsaError, resolve_spec
+from cases import CASES
+from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.holonomy import holonomy_decomposition, holonomy_levels
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,15 +49,8 @@ def _builtin_names() -> list[str]:
 
     names = [b.example for b in CATALOGUE]
     names += ["T3", "T5", "Z7", "Z12:gen", "S4", "S4:swaps", "A4", "D5", "flipflop:3", "parity"]
-    out = []
-    for nm in dict.fromkeys(names):
-        try:
-            a = resolve_spec(nm)
-        except FsaError:  # a name another helper has not built yet
-            continue
-        if a.n_states <= 200:
-            out.append(nm)
-    return out
+    names += [c.spec for c in CASES]  # every symbol-set variant of the catalogue
+    return [nm for nm in dict.fromkeys(names) if resolve_spec(nm).n_states <= 200]
 
 
 @pytest.mark.parametrize("name", _builtin_names())
@@ -70,10 +64,7 @@ def test_every_builtin_up_to_200_states(name: str) -> None:
 def test_group_automata_have_one_level_with_the_group() -> None:
     """A group automaton's image set is {Q}: one level, its states as points, the transition group."""
     for name, order in [("S4", 24), ("D5", 10), ("Q8", 8), ("Z7", 7)]:
-        try:
-            a = resolve_spec(name)
-        except FsaError:
-            continue
+        a = resolve_spec(name)
         c = holonomy_decomposition(a)
         assert c.n_levels == 1
         (comp,) = c.levels[0].components

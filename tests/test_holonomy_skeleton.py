@@ -12,96 +12,10 @@ from itertools import product
 
 import numpy as np
 import pytest
-from fsa2rnn.fsa import Automaton
+from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.holonomy import Skeleton, holonomy_decomposition
-
-
-def brute_monoid(transitions: np.ndarray) -> list[tuple[int, ...]]:
-    """All δ_w (identity included) by closure under right multiplication by the generators."""
-    n = transitions.shape[1]
-    ident = tuple(range(n))
-    seen = {ident}
-    todo = [ident]
-    while todo:
-        s = todo.pop()
-        for g in transitions:
-            t = tuple(int(g[q]) for q in s)  # s then g
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return sorted(seen)
-
-
-def image(A: frozenset[int], s: tuple[int, ...]) -> frozenset[int]:
-    return frozenset(s[q] for q in A)
-
-
-class BruteSkeleton:
-    def __init__(self, transitions: np.ndarray) -> None:
-        n = transitions.shape[1]
-        self.monoid = brute_monoid(transitions)
-        Q = frozenset(range(n))
-        images = {image(Q, s) for s in self.monoid}
-        self.images = images
-        self.I = images | {frozenset([q]) for q in range(n)}
-
-        def leq(A, B):  # A ≤ B: A ⊆ B·s for some s in S¹
-            return any(A <= image(B, s) for s in self.monoid)
-
-        self.leq = leq
-        sets = sorted(self.I, key=lambda A: (-len(A), sorted(A)))
-        self.classes: list[list[frozenset[int]]] = []
-        for A in sets:
-            for cl in self.classes:
-                if leq(A, cl[0]) and leq(cl[0], A):
-                    cl.append(A)
-                    break
-            else:
-                self.classes.append([A])
-        # height: singletons 0, else 1 + max over strictly smaller classes (longest chain of strict subductions)
-        C = len(self.classes)
-        strictly_below = [
-            [j for j in range(C) if j != i and leq(self.classes[j][0], self.classes[i][0])] for i in range(C)
-        ]
-        height: dict[int, int] = {}
-
-        def h(i: int) -> int:
-            if i not in height:
-                if len(self.classes[i][0]) == 1:
-                    height[i] = 0
-                else:
-                    height[i] = 1 + max(h(j) for j in strictly_below[i])
-            return height[i]
-
-        self.height = {A: h(i) for i, cl in enumerate(self.classes) for A in cl}
-        self.n_levels = self.height[Q]
-
-    def tiles(self, A: frozenset[int]) -> set[frozenset[int]]:
-        proper = [B for B in self.I if B < A]
-        return {B for B in proper if not any(B < C for C in proper)}
-
-    def holonomy_permutations(self, R: frozenset[int], tiles: list[frozenset[int]]) -> set[tuple[int, ...]]:
-        index = {t: j for j, t in enumerate(tiles)}
-        out = set()
-        for s in self.monoid:
-            if image(R, s) == R:
-                out.add(tuple(index[image(t, s)] for t in tiles))
-        return out
-
-
-def group_closure(gens: np.ndarray, degree: int) -> set[tuple[int, ...]]:
-    ident = tuple(range(degree))
-    seen = {ident}
-    todo = [ident]
-    while todo:
-        p = todo.pop()
-        for g in gens:
-            q = tuple(int(g[i]) for i in p)
-            if q not in seen:
-                seen.add(q)
-                todo.append(q)
-    return seen
+from helpers import BruteSkeleton, closure, image
 
 
 def random_automata(count: int, seed: int, max_states: int = 5, max_symbols: int = 3) -> list[Automaton]:
@@ -155,10 +69,10 @@ def test_skeleton_matches_brute_force(automaton: Automaton) -> None:
             # to_rep agrees on B with some monoid element
             assert any(all(s[q] == t[q] for q in B) for s in bf.monoid)
         expected = bf.holonomy_permutations(R, tiles)
-        assert group_closure(sk.holonomy_generators(c), len(tiles)) == expected
+        assert closure(sk.holonomy_generators(c), len(tiles)) == expected
         assert sk.holonomy_group(c).order() == len(expected)
         perm_expected = {tuple(sorted(R).index(s[q]) for q in sorted(R)) for s in bf.monoid if image(R, s) == R}
-        assert group_closure(sk.permutator_generators(c), len(R)) == perm_expected
+        assert closure(sk.permutator_generators(c), len(R)) == perm_expected
     assert n == sk.n
 
 
@@ -173,25 +87,51 @@ def test_levels_components_are_the_classes_of_each_depth() -> None:
             assert level.n_points == sum(len(comp.tiles) for comp in level.components)
 
 
+#: DESIGN.md's oracle automata (T_3..T_5, the flip-flop, counters), with their holonomy group orders
+ORACLES = [
+    (resolve_spec("T3"), None),
+    (resolve_spec("T4"), [[24], [6], [2]]),
+    (resolve_spec("T5"), [[120], [24], [6], [2]]),
+    (resolve_spec("flipflop"), [[1]]),
+    (resolve_spec("Z5:gen"), [[5]]),
+]
+
+
+@pytest.mark.parametrize("a, orders", ORACLES, ids=lambda x: getattr(x, "name", ""))
+def test_oracle_components_are_permutation_reset(a: Automaton, orders) -> None:
+    """Each symbol acts on each level by an element of the component's holonomy group (closed here by brute force,
+    its order the published one) or by a constant: checked on the dependency rows themselves."""
+    c = holonomy_decomposition(a)
+    if orders is not None:
+        assert [[comp.group_order for comp in lv.components] for lv in c.levels] == orders
+    _check_dependency_rows(c)
+
+
+def _check_dependency_rows(c) -> None:
+    sk = c.skeleton
+    for lv, level in enumerate(c.levels):
+        _, images = c.dependency(lv)
+        classes = [cl for cl in sk.classes_at_depth(lv + 1) if sk.class_size[cl] > 1]
+        groups = {cl: closure(sk.holonomy_generators(cl), sk.tiles[cl].size) for cl in classes}
+        for cl, comp in zip(classes, level.components):
+            assert len(groups[cl]) == comp.group_order
+        for row in images:
+            if np.all(row == row[0]) and level.n_points > 1:
+                continue
+            assert sorted(row.tolist()) == list(range(level.n_points))
+            moved = 0
+            for cl, comp in zip(classes, level.components):
+                block = row[comp.offset : comp.offset + comp.points] - comp.offset
+                assert tuple(block.tolist()) in groups[cl]
+                moved += int(np.any(block != np.arange(comp.points)))
+            assert moved <= 1
+
+
 def test_dependency_rows_are_holonomy_elements_or_constants() -> None:
     """Every permutation row moves one component by an element of its holonomy group and fixes the others."""
     for a in SMALL:
         c = holonomy_decomposition(a)
-        sk = c.skeleton
-        for lv, level in enumerate(c.levels):
-            _, images = c.dependency(lv)
-            classes = [cl for cl in sk.classes_at_depth(lv + 1) if sk.class_size[cl] > 1]
-            groups = {cl: group_closure(sk.holonomy_generators(cl), sk.tiles[cl].size) for cl in classes}
-            for row in images:
-                if np.all(row == row[0]) and level.n_points > 1:
-                    continue
-                assert sorted(row.tolist()) == list(range(level.n_points))
-                moved = 0
-                for cl, comp in zip(classes, level.components):
-                    block = row[comp.offset : comp.offset + comp.points] - comp.offset
-                    assert tuple(block.tolist()) in groups[cl]
-                    moved += int(np.any(block != np.arange(comp.points)))
-                assert moved <= 1
+        _check_dependency_rows(c)
 
 
 def test_image_set_limit_is_stated() -> None:
