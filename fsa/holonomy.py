@@ -27,6 +27,7 @@ Every decomposition is checked: the cascade must emulate the automaton (:meth:`C
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import factorial
 from typing import Any
 
@@ -413,51 +414,45 @@ class Skeleton:
         return permutation_group(self.permutator_generators(c), degree=int(self.class_size[c]))
 
     # ------------------------------------------------------------------ tile chains
+    def _per_pair(
+        self, A: np.ndarray, B: np.ndarray, cache: dict[tuple[int, int], int], value: Callable[[int, int], int]
+    ) -> np.ndarray:
+        """``value(a, b)`` for every pair (A[i], B[i]) (entries < M): once per distinct pair, memoized in ``cache``."""
+        A = np.asarray(A, dtype=np.int64)
+        codes, inv = np.unique(A.ravel() * self.M + np.asarray(B, dtype=np.int64).ravel(), return_inverse=True)
+        vals = np.empty(len(codes), dtype=np.int64)
+        for i, (a, b) in enumerate(zip(*divmod(codes, self.M))):
+            key = (int(a), int(b))
+            v = cache.get(key)
+            if v is None:
+                v = cache[key] = value(*key)
+            vals[i] = v
+        return vals[inv.ravel()].reshape(A.shape)
+
     def tile_set(self, B: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Set index of tile t of set B (tile t of the representative carried by from_rep(B)); vectorized."""
-        B = np.asarray(B, dtype=np.int64)
-        t = np.asarray(t, dtype=np.int64)
-        out = np.empty(B.shape, dtype=np.int64)
-        cache = self._tile_set_cache
-        codes, inv = np.unique(B.ravel() * self.M + t.ravel(), return_inverse=True)
-        vals = np.empty(len(codes), dtype=np.int64)
-        for i, (b, j) in enumerate(zip(*divmod(codes, self.M))):  # a set has fewer than M tiles
-            b, j = int(b), int(j)
-            v = cache.get((b, j))
-            if v is None:
-                c = int(self.class_of[b])
-                row = _image_rows(self._tile_rows[c][j : j + 1], self._from(b))
-                v = cache[(b, j)] = int(self._index.find(row)[0])
-            vals[i] = v
-        out.ravel()[:] = vals[inv.ravel()]
-        return out
+
+        def value(b: int, j: int) -> int:  # a set has fewer than M tiles
+            row = _image_rows(self._tile_rows[int(self.class_of[b])][j : j + 1], self._from(b))
+            return int(self._index.find(row)[0])
+
+        return self._per_pair(B, t, self._tile_set_cache, value)
 
     def tile_index(self, Y: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """Index of the tile of Y that equals Z, else of the first tile of Y containing Z (Z ⊊ Y); vectorized."""
-        Y = np.asarray(Y, dtype=np.int64)
-        Z = np.asarray(Z, dtype=np.int64)
-        out = np.empty(Y.shape, dtype=np.int64)
-        cache = self._tile_index_cache
-        codes, inv = np.unique(Y.ravel() * self.M + Z.ravel(), return_inverse=True)
-        vals = np.empty(len(codes), dtype=np.int64)
-        for i, (y, z) in enumerate(zip(*divmod(codes, self.M))):
-            y, z = int(y), int(z)
-            v = cache.get((y, z))
-            if v is None:
-                c = int(self.class_of[y])
-                zr = _image_rows(self.sets[z : z + 1], self._to(y))
-                key = _SetIndex.keys(zr)[0]
-                v = self._tile_lookup[c].get(key)
-                if v is None:
-                    rows = self._tile_rows[c]
-                    inside = np.flatnonzero(np.all(rows >= zr, axis=1))
-                    if inside.size == 0:  # pragma: no cover
-                        raise ConstructionError(f"internal error: no tile of set {y} contains set {z}")
-                    v = int(inside[0])
-                cache[(y, z)] = v
-            vals[i] = v
-        out.ravel()[:] = vals[inv.ravel()]
-        return out
+
+        def value(y: int, z: int) -> int:
+            c = int(self.class_of[y])
+            zr = _image_rows(self.sets[z : z + 1], self._to(y))
+            v = self._tile_lookup[c].get(_SetIndex.keys(zr)[0])
+            if v is not None:
+                return v
+            inside = np.flatnonzero(np.all(self._tile_rows[c] >= zr, axis=1))
+            if inside.size == 0:  # pragma: no cover
+                raise ConstructionError(f"internal error: no tile of set {y} contains set {z}")
+            return int(inside[0])
+
+        return self._per_pair(Y, Z, self._tile_index_cache, value)
 
     def level_perm(self, S: int, x: int) -> np.ndarray:
         """The tile permutation of the class of S induced by from_rep(S)·x·to_rep(S·x) (S·x in S's class)."""
