@@ -41,6 +41,23 @@ class Case:
     holonomy: tuple[tuple[int, int | None], ...] | None = None
 
 
+def _full_transformation_case(n: int, idempotents: int, green: tuple, holonomy: tuple) -> Case:
+    """T_n by its standard generators, with DESIGN.md's published counts: |T_n| = n^n, idempotents, Green's
+    classes (D, L, R, H) and the holonomy levels (n - 1 of them)."""
+    return Case(
+        f"T{n}",
+        f"T{n}",
+        n,
+        3,
+        False,
+        n**n,
+        idempotents=idempotents,
+        green=green,
+        holonomy_levels=n - 1,
+        holonomy=holonomy,
+    )
+
+
 CASES: tuple[Case, ...] = (
     Case("parity", "parity", 2, 2, True, 2, "C2", has_accepting=True, holonomy_levels=1, holonomy=((2, 2),)),
     Case("Z3", "Z3", 3, 3, True, 3, "C3", holonomy_levels=1, holonomy=((3, 3),)),
@@ -64,42 +81,9 @@ CASES: tuple[Case, ...] = (
     Case("M11", "M11", 7920, 2, True, 7920, "M11", large=True),
     Case("flipflop", "flipflop", 2, 3, False, 3, holonomy_levels=1, holonomy=((2, 1),)),
     Case("flipflop:3", "flipflop:3", 3, 4, False, 4),
-    Case(
-        "T3",
-        "T3",
-        3,
-        3,
-        False,
-        3**3,
-        idempotents=10,
-        green=(3, 7, 5, 13),
-        holonomy_levels=2,
-        holonomy=((3, None), (2, None)),
-    ),
-    Case(
-        "T4",
-        "T4",
-        4,
-        3,
-        False,
-        4**4,
-        idempotents=41,
-        green=(4, 15, 15, 71),
-        holonomy_levels=3,
-        holonomy=((4, 24), (3, 6), (2, 2)),
-    ),
-    Case(
-        "T5",
-        "T5",
-        5,
-        3,
-        False,
-        5**5,
-        idempotents=196,
-        green=(5, 31, 52, 456),
-        holonomy_levels=4,
-        holonomy=((5, None), (4, None), (3, None), (2, None)),
-    ),
+    _full_transformation_case(3, 10, (3, 7, 5, 13), ((3, None), (2, None))),
+    _full_transformation_case(4, 41, (4, 15, 15, 71), ((4, 24), (3, 6), (2, 2))),
+    _full_transformation_case(5, 196, (5, 31, 52, 456), ((5, None), (4, None), (3, None), (2, None))),
     Case("cycle_nav", "cycle_nav", 5, 3, True, 5, "C5"),
     Case("even_pairs", "even_pairs", 5, 2, False, None, has_accepting=True),
     Case("modarith:3", "modarith:3", 2 * 9 + 3 * 3 + 2, 3 + 4, False),

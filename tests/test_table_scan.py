@@ -29,6 +29,12 @@ def _brute(bank: np.ndarray, keys: np.ndarray, h0: np.ndarray, lengths: np.ndarr
     return out
 
 
+def _sizes(**caps: int) -> dict:
+    """Hypothesis strategies for a random scan problem: a seed and sizes from 1 up to each cap (d above 16 included,
+    lengths per row drawn below the padded length)."""
+    return {"seed": st.integers(0, 10**6), **{name: st.integers(1, cap) for name, cap in caps.items()}}
+
+
 def _case(seed: int, bsz: int, length: int, d: int, n_keys: int):
     g = np.random.default_rng(seed)
     bank = g.integers(0, d, (n_keys, d))
@@ -38,14 +44,7 @@ def _case(seed: int, bsz: int, length: int, d: int, n_keys: int):
     return bank, keys, h0, lengths
 
 
-@given(
-    seed=st.integers(0, 10**6),
-    bsz=st.integers(1, 4),
-    length=st.integers(1, 70),
-    d=st.integers(1, 40),
-    n_keys=st.integers(1, 6),
-    chunk=st.integers(1, 16),
-)
+@given(**_sizes(bsz=4, length=70, d=40, n_keys=6), chunk=st.integers(1, 16))
 def test_cpu_scans_agree_with_oracle(seed, bsz, length, d, n_keys, chunk):
     bank, keys, h0, lengths = _case(seed, bsz, length, d, n_keys)
     ref = _brute(bank, keys, h0, lengths)
@@ -58,13 +57,7 @@ def test_cpu_scans_agree_with_oracle(seed, bsz, length, d, n_keys, chunk):
 
 @needs_triton
 @settings(max_examples=20)
-@given(
-    seed=st.integers(0, 10**6),
-    bsz=st.integers(1, 3),
-    length=st.integers(1, 40),
-    d=st.integers(1, 33),
-    n_keys=st.integers(1, 5),
-)
+@given(**_sizes(bsz=3, length=40, d=33, n_keys=5))
 def test_triton_interpreter_agrees(seed, bsz, length, d, n_keys):
     bank, keys, h0, lengths = _case(seed, bsz, length, d, n_keys)
     ref = _brute(bank, keys, h0, lengths)
