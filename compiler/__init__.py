@@ -6,23 +6,17 @@ One ``compile_*`` function per target shows the whole path (DESIGN.md):
 
 from __future__ import annotations
 
-from typing import Any
+from fsa2rnn.fsa.lazy import lazy_getattr
 
 from .model import MODEL_FORMAT, CompiledModel
 
 __all__ = ["CompiledModel", "MODEL_FORMAT", "compile_householder", "compile_diagonal", "compile_nfsm"]
 
-_LAZY = {
-    "compile_householder": ("householder", "compile_householder"),
-    "compile_diagonal": ("diagonal", "compile_diagonal"),
-    "compile_nfsm": ("automaton_to_nfsm", "compile_nfsm"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
-    raise AttributeError(name)
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "compile_householder": ("householder", "compile_householder"),
+        "compile_diagonal": ("diagonal", "compile_diagonal"),
+        "compile_nfsm": ("automaton_to_nfsm", "compile_nfsm"),
+    },
+)

@@ -6,8 +6,6 @@ Names are imported lazily so that the core stays light.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .automaton import Automaton
 from .errors import (
     ConstructionError,
@@ -21,6 +19,7 @@ from .errors import (
     UnknownStateError,
     UnknownSymbolError,
 )
+from .lazy import lazy_getattr
 from .library import resolve_spec
 
 __all__ = [
@@ -41,17 +40,11 @@ __all__ = [
     "ModelFileError",
 ]
 
-_LAZY = {
-    "TransitionMonoid": ("monoid", "TransitionMonoid"),
-    "holonomy_decomposition": ("holonomy", "holonomy_decomposition"),
-    "Cascade": ("cascade", "Cascade"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
-    raise AttributeError(name)
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "TransitionMonoid": ("monoid", "TransitionMonoid"),
+        "holonomy_decomposition": ("holonomy", "holonomy_decomposition"),
+        "Cascade": ("cascade", "Cascade"),
+    },
+)
