@@ -11,39 +11,44 @@ with A(x) looked up per step from a table of rows. Three ways to apply A:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
+
+
+def _recurrence(
+    step: Callable[[torch.Tensor, torch.LongTensor], torch.Tensor], rows: torch.LongTensor, h0: torch.Tensor
+) -> torch.Tensor:
+    """H_t = step(H_{t−1}, r_t) for t = 1..T from H_0 = h0, one step at a time: rows (B, T) → H (B, T, *h0.shape)."""
+    bsz, length = rows.shape
+    h = h0.expand(bsz, *h0.shape)
+    out = h0.new_empty(bsz, length, *h0.shape)
+    for t in range(length):
+        h = step(h, rows[:, t])
+        out[:, t] = h
+    return out
 
 
 def naive_recurrent_lrnn(
     a_table: torch.Tensor, b_table: torch.Tensor, rows: torch.LongTensor, h0: torch.Tensor
 ) -> torch.Tensor:
     """a_table (R, n, n), b_table (R, n), rows (B, T), h0 (n,) → H (B, T, n)."""
-    bsz, length = rows.shape
-    h = h0.expand(bsz, -1)
-    out = h0.new_empty(bsz, length, h0.shape[-1])
-    for t in range(length):
-        r = rows[:, t]
-        h = torch.bmm(a_table[r], h.unsqueeze(-1)).squeeze(-1) + b_table[r]
-        out[:, t] = h
-    return out
+    return _recurrence(lambda h, r: torch.bmm(a_table[r], h.unsqueeze(-1)).squeeze(-1) + b_table[r], rows, h0)
 
 
 def naive_recurrent_gh(
     beta: torch.Tensor, v: torch.Tensor, b_table: torch.Tensor, rows: torch.LongTensor, h0: torch.Tensor
 ) -> torch.Tensor:
     """beta (R, k), v (R, k, n): A(r) = (I − β_k v_k v_kᵀ) ⋯ (I − β_1 v_1 v_1ᵀ), applied factor by factor."""
-    bsz, length = rows.shape
-    h = h0.expand(bsz, -1)
-    out = h0.new_empty(bsz, length, h0.shape[-1])
-    for t in range(length):
-        r = rows[:, t]
+
+    def step(h: torch.Tensor, r: torch.LongTensor) -> torch.Tensor:
         bt, vt = beta[r], v[r]
         for j in range(beta.shape[1]):
             vj = vt[:, j]
             h = h - bt[:, j : j + 1] * vj * (vj * h).sum(-1, keepdim=True)
-        h = h + b_table[r]
-        out[:, t] = h
-    return out
+        return h + b_table[r]
+
+    return _recurrence(step, rows, h0)
 
 
 def cmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -57,11 +62,4 @@ def naive_recurrent_diagonal(
     lam_table: torch.Tensor, b_table: torch.Tensor, rows: torch.LongTensor, h0: torch.Tensor
 ) -> torch.Tensor:
     """lam_table (R, n, 2), b_table (R, n, 2), rows (B, T), h0 (n, 2) → H (B, T, n, 2): h_t = λ ⊙ h_{t−1} + b."""
-    bsz, length = rows.shape
-    h = h0.expand(bsz, -1, -1)
-    out = h0.new_empty(bsz, length, *h0.shape)
-    for t in range(length):
-        r = rows[:, t]
-        h = cmul(lam_table[r], h) + b_table[r]
-        out[:, t] = h
-    return out
+    return _recurrence(lambda h, r: cmul(lam_table[r], h) + b_table[r], rows, h0)
