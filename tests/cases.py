@@ -20,6 +20,16 @@ from math import factorial
 import numpy as np
 from fsa2rnn.fsa import Automaton, resolve_spec
 
+#: The JSON spec example of DESIGN.md ("Automaton spec (JSON)").
+DESIGN_SPEC: dict = {
+    "format": "fsa2rnn.automaton/1",
+    "states": ["q0", "q1", "q2"],
+    "symbols": ["a", "b"],
+    "transitions": {"a": [1, 2, 0], "b": [0, 2, 2]},
+    "initial": "q0",
+    "accepting": ["q2"],
+}
+
 
 @dataclass(frozen=True)
 class Case:

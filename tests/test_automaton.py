@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from cases import random_automaton
+from cases import DESIGN_SPEC, random_automaton
 from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, UnknownSymbolError
 from hypothesis import given
 from hypothesis import strategies as st
@@ -67,15 +67,7 @@ def test_batch_run_equals_single_runs():
 
 
 def test_accepts_and_names():
-    a = Automaton.from_spec(
-        {
-            "states": ["q0", "q1", "q2"],
-            "symbols": ["a", "b"],
-            "transitions": {"a": [1, 2, 0], "b": [0, 2, 2]},
-            "initial": "q0",
-            "accepting": ["q2"],
-        }
-    )
+    a = Automaton.from_spec(DESIGN_SPEC)
     assert a.accepts(["a", "a"]) and not a.accepts(["a"]) and a.accepts(["a", "b"])
     assert a.decode_states(a.run(["a", "b", "a"])) == ["q1", "q2", "q0"]
     with pytest.raises(UnknownSymbolError, match="'c'"):

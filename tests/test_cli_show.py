@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
-from cases import SMALL_CASES
+from cases import DESIGN_SPEC, SMALL_CASES, case_automaton
 from click.testing import CliRunner
 from fsa2rnn import __version__
 from fsa2rnn.cli.main import main
@@ -44,7 +45,11 @@ def test_show_json_matches_case(case):
     spec = {k: data[k] for k in ("states", "symbols", "transitions", "initial")}
     if data["accepting"] is not None:
         spec["accepting"] = data["accepting"]
-    assert Automaton.from_spec(spec).n_states == case.n_states
+    rebuilt = Automaton.from_spec(spec)
+    assert rebuilt.n_states == case.n_states
+    a = case_automaton(case)  # the summary is the automaton itself (its semantics: tests/test_library.py)
+    assert np.array_equal(rebuilt.transitions, a.transitions) and rebuilt.states == a.states
+    assert rebuilt.initial == a.initial and rebuilt.accepting_states == a.accepting_states
 
 
 def test_show_text_summary_of_a_builtin():
@@ -62,14 +67,7 @@ def test_show_regex():
 
 
 def test_show_spec_file_and_dot(tmp_path):
-    spec = {
-        "format": "fsa2rnn.automaton/1",
-        "states": ["q0", "q1", "q2"],
-        "symbols": ["a", "b"],
-        "transitions": {"a": [1, 2, 0], "b": [0, 2, 2]},
-        "initial": "q0",
-        "accepting": ["q2"],
-    }
+    spec = DESIGN_SPEC
     path = tmp_path / "a.json"
     path.write_text(json.dumps(spec))
     dot = tmp_path / "a.dot"
