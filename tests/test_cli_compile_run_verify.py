@@ -14,6 +14,14 @@ def runner():
     return CliRunner()
 
 
+def _one_line_error(res, message: str) -> None:
+    """Bad input: exit 2, nothing on stdout, one line on stderr naming the problem, no traceback."""
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], res.stderr
+    assert res.stdout == "" and "Traceback" not in res.stderr
+
+
 def _compile(runner, tmp_path, *args):
     out = tmp_path / "m.safetensors"
     res = runner.invoke(main, ["compile", *args, "-o", str(out), "--json"])
@@ -74,8 +82,7 @@ def test_verify_reports_first_failing_length(runner, tmp_path):
 )
 def test_bad_input_exit_2_no_file(runner, tmp_path, args, message):
     res, out = _compile(runner, tmp_path, *args)
-    assert res.exit_code == 2, res.output
-    assert message in res.output and "Traceback" not in res.output
+    _one_line_error(res, message)
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
@@ -102,7 +109,7 @@ def test_beyond_limits(runner, tmp_path):
             str(tmp_path / "m.safetensors"),
         ],
     )
-    assert res.exit_code == 2 and "limit" in res.output
+    _one_line_error(res, "limit")
     assert not (tmp_path / "m.safetensors").exists()
 
 
@@ -120,7 +127,7 @@ def test_unreadable_and_tampered_model_files(runner, tmp_path):
     bad.write_bytes(b"not a model")
     for cmd in (["run", str(bad)], ["verify", str(bad)]):
         res = runner.invoke(main, cmd, input="[]\n")
-        assert res.exit_code == 2 and "error:" in res.output
+        _one_line_error(res, str(bad))
     res, out = _compile(runner, tmp_path, "S5:swaps", "--target", "householder")
     from safetensors import safe_open
     from safetensors.numpy import load_file, save_file
@@ -132,7 +139,7 @@ def test_unreadable_and_tampered_model_files(runner, tmp_path):
     save_file(tensors, str(out), metadata=meta)
     for cmd in (["run", str(out)], ["verify", str(out)]):
         res = runner.invoke(main, cmd, input='["e"]\n')
-        assert res.exit_code == 2 and "modified" in res.output
+        _one_line_error(res, "modified")
 
 
 def test_run_rejects_unknown_symbol(runner, tmp_path):
