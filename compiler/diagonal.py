@@ -21,7 +21,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
 
-from .lrnn_spec import DiagonalLayerSpec, assemble, resolve_initial
+from .lrnn_spec import DiagonalLayerSpec, assemble_construction, resolve_initial
 from .model import CompiledModel
 
 CONSTRUCTIONS = ("auto", "group", "cascade")
@@ -167,15 +167,4 @@ def compile_diagonal(
     if construction == "auto":
         construction = "group" if automaton.is_group_automaton else "cascade"
     build = _group if construction == "group" else _cascade
-    layers, fk, fs, facts = build(automaton, q0)
-    return assemble(
-        automaton,
-        q0,
-        target="diagonal",
-        construction=construction,
-        layers=layers,
-        final_keys=fk,
-        final_states=fs,
-        summary=facts,
-        verify=verify,
-    )
+    return assemble_construction(automaton, q0, build, target="diagonal", construction=construction, verify=verify)

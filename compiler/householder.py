@@ -14,18 +14,16 @@ exhaustively and exactly (compiler/exact_check.py) before it is returned: ``summ
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
-from .lrnn_spec import assemble, resolve_initial
+from .lrnn_spec import Construction, assemble_construction, resolve_initial
 from .model import CompiledModel
 
 CONSTRUCTIONS = ("auto", "permutation", "rotation", "reflections2", "cascade")
 
 
-def _builder(name: str) -> Callable:
+def _builder(name: str) -> Construction:
     if name == "permutation":
         from .group_to_householder import permutation
 
@@ -63,16 +61,6 @@ def compile_householder(
 
 
 def _compile(automaton: Automaton, q0: int, construction: str, verify: bool) -> CompiledModel:
-    """Run one construction (a function automaton, q0 → layers, final readout, facts) and assemble the model."""
-    layers, final_keys, final_states, facts = _builder(construction)(automaton, q0)
-    return assemble(
-        automaton,
-        q0,
-        target="householder",
-        construction=construction,
-        layers=layers,
-        final_keys=final_keys,
-        final_states=final_states,
-        summary=facts,
-        verify=verify,
+    return assemble_construction(
+        automaton, q0, _builder(construction), target="householder", construction=construction, verify=verify
     )

@@ -9,6 +9,7 @@ final readout maps the tuple (s_0(t), …, s_{L−1}(t)) to an automaton state. 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -285,12 +286,38 @@ def assemble(
     return model
 
 
+#: a construction: (automaton, initial state) → (layers, final readout keys, final readout states, summary facts)
+Construction = Callable[
+    [Automaton, int], tuple[list[GHLayerSpec] | list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict[str, Any]]
+]
+
+
+def assemble_construction(
+    automaton: Automaton, initial: int, build: Construction, *, target: str, construction: str, verify: bool = True
+) -> CompiledModel:
+    """Run one construction and ``assemble`` its layers and final readout into a checked CompiledModel."""
+    layers, final_keys, final_states, facts = build(automaton, initial)
+    return assemble(
+        automaton,
+        initial,
+        target=target,
+        construction=construction,
+        layers=layers,
+        final_keys=final_keys,
+        final_states=final_states,
+        summary=facts,
+        verify=verify,
+    )
+
+
 __all__ = [
     "Readout",
     "GHLayerSpec",
     "DiagonalLayerSpec",
     "encode_keys",
     "assemble",
+    "assemble_construction",
+    "Construction",
     "resolve_initial",
     "check_key_space",
 ]
