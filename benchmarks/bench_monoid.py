@@ -19,6 +19,7 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 from fsa2rnn.fsa.monoid import TransitionMonoid, full_transformation_generators
@@ -38,15 +39,23 @@ def ours(gens: np.ndarray) -> tuple[float, TransitionMonoid]:
     return time.perf_counter() - t, M
 
 
-def froidure_pin(gens: np.ndarray) -> tuple[float, int] | None:
-    """Seconds for libsemigroups' FroidurePin: full enumeration plus the right and left Cayley graphs."""
+def _libsemigroups_transformations(gens: np.ndarray) -> tuple[Any, Any, list[Any]] | None:
+    """(the module, a guard silencing its reports, the generators and the identity as ls.Transf), or None."""
     try:
         import libsemigroups_pybind11 as ls
     except ImportError:
         return None
-    guard = ls.ReportGuard(False)  # noqa: F841
     n = gens.shape[1]
     elts = [ls.Transf([int(v) for v in g]) for g in gens] + [ls.Transf(list(range(n)))]
+    return ls, ls.ReportGuard(False), elts
+
+
+def froidure_pin(gens: np.ndarray) -> tuple[float, int] | None:
+    """Seconds for libsemigroups' FroidurePin: full enumeration plus the right and left Cayley graphs."""
+    found = _libsemigroups_transformations(gens)
+    if found is None:
+        return None
+    ls, _guard, elts = found
     t = time.perf_counter()
     S = ls.FroidurePin(elts)
     S.run()
@@ -56,13 +65,11 @@ def froidure_pin(gens: np.ndarray) -> tuple[float, int] | None:
 
 
 def konieczny(gens: np.ndarray) -> float | None:
-    try:
-        import libsemigroups_pybind11 as ls
-    except ImportError:
+    """Seconds for libsemigroups' Konieczny: the numbers of D, L, R and H classes."""
+    found = _libsemigroups_transformations(gens)
+    if found is None:
         return None
-    guard = ls.ReportGuard(False)  # noqa: F841
-    n = gens.shape[1]
-    elts = [ls.Transf([int(v) for v in g]) for g in gens] + [ls.Transf(list(range(n)))]
+    ls, _guard, elts = found
     t = time.perf_counter()
     K = ls.Konieczny(elts)
     K.number_of_D_classes(), K.number_of_L_classes(), K.number_of_R_classes(), K.number_of_H_classes()
