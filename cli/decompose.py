@@ -65,7 +65,7 @@ def decompose_command(spec: str, as_json: bool, dot_file: str | None, max_image_
     click.echo(f"levels:      {cascade.n_levels} (widths {cascade.widths})")
     for i, lv in enumerate(cascade.levels):
         comps = "  ".join(
-            f"({c.points},{c.group}) on {{{','.join(a.states[q] for q in c.representative or ())}}}"
+            f"({c.points},{c.group}) on {_set_preview([a.states[q] for q in c.representative or ()])}"
             for c in lv.components
         )
         click.echo(f"  level {i + 1}: {comps}")
@@ -76,3 +76,10 @@ def decompose_command(spec: str, as_json: bool, dot_file: str | None, max_image_
     )
     if dot_file:
         click.echo(f"wrote {dot_file}")
+
+
+def _set_preview(names: list[str], k: int = 8) -> str:
+    """A state set for the text report: all names when few, else the first k and how many more."""
+    if len(names) <= k:
+        return "{" + ",".join(names) + "}"
+    return "{" + ",".join(names[:k]) + f", … ({len(names) - k} more)}}"
