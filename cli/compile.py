@@ -8,7 +8,7 @@ import click
 from fsa2rnn.fsa.errors import ConstructionError, FsaError
 from fsa2rnn.fsa.library import resolve_spec
 
-from .errors import echo_json
+from .errors import echo_json, echo_report
 
 TARGETS = ("householder", "nfsm", "diagonal")
 
@@ -77,7 +77,6 @@ def compile_command(
         echo_json(summary)
         return
     certificate = summary.pop("certificate", {})
-    for key, value in summary.items():
-        click.echo(f"{key}: {value}")
+    echo_report(summary)
     for dtype, cert in certificate.items():
         click.echo(f"certificate {dtype}: {cert['statement']}")

@@ -56,4 +56,15 @@ def fail(message: str) -> None:
     raise FsaError(message)
 
 
-__all__ = ["FsaGroup", "echo_json", "fail", "EXIT_BAD_INPUT", "sys"]
+def echo_report(report: dict[str, Any], indent: int = 0) -> None:
+    """Print a (nested) report as readable `key: value` lines; nested dicts are indented under their key."""
+    pad = "  " * indent
+    for key, value in report.items():
+        if isinstance(value, dict) and value:
+            click.echo(f"{pad}{key}:")
+            echo_report(value, indent + 1)
+        else:
+            click.echo(f"{pad}{key}: {value}")
+
+
+__all__ = ["FsaGroup", "echo_json", "echo_report", "fail", "EXIT_BAD_INPUT", "sys"]

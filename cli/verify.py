@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .errors import echo_json
+from .errors import echo_json, echo_report
 from .run import DTYPES
 
 
@@ -39,7 +39,6 @@ def verify_command(
     if as_json:
         echo_json(report)
     else:
-        for key, value in report.items():
-            click.echo(f"{key}: {value}")
+        echo_report(report)
     if not report["ok"]:
         raise SystemExit(1)
