@@ -2,7 +2,8 @@
 
 For s, t in a monoid M: s R t ⇔ sM = tM ⇔ s and t are mutually reachable in the right Cayley graph (edges
 s → s·δ_x); s L t ⇔ Ms = Mt ⇔ mutually reachable in the left Cayley graph (edges s → δ_x·s); H = R ∩ L; and, M
-being finite, D = J: s J t ⇔ MsM = MtM ⇔ mutually reachable in the union of both graphs. A D-class is regular
+being finite, D = J: s J t ⇔ MsM = MtM ⇔ mutually reachable in the union of both graphs (computed from the R- and
+L-labels through the egg-box: the components of the graph joining each element's R- and L-class). A D-class is regular
 when it contains an idempotent; the H-class of an idempotent e is a group, the maximal subgroup at e, which acts
 faithfully by permutations on the image of e (Clifford & Preston; Rhodes & Steinberg, The q-theory, §4.6).
 Components come from ``scipy.sparse.csgraph.connected_components(connection="strong")``: O(|M|·|Σ|).
@@ -33,6 +34,18 @@ def _scc_labels(*graphs: np.ndarray) -> np.ndarray:
     adj = csr_matrix((np.ones(len(cols), dtype=np.int8), (rows, cols)), shape=(m, m))
     _, labels = connected_components(adj, directed=True, connection="strong")
     return _first_occurrence_relabel(labels)
+
+
+def _d_labels(R: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """D-labels from R- and L-labels: D = R∘L, and in a finite monoid every R-class of a D-class meets every
+    L-class of it (the egg-box), so the D-classes are the connected components of the bipartite graph joining the
+    R-class and the L-class of each element — a graph on #R + #L nodes, much smaller than the Cayley graphs."""
+    nR, nL = int(R.max()) + 1, int(L.max()) + 1
+    pairs = np.unique(R.astype(np.int64) * nL + L)
+    rows, cols = pairs // nL, nR + pairs % nL
+    adj = csr_matrix((np.ones(len(pairs), dtype=np.int8), (rows, cols)), shape=(nR + nL, nR + nL))
+    _, comp = connected_components(adj, directed=False)
+    return _first_occurrence_relabel(comp[R])
 
 
 def _first_occurrence_relabel(labels: np.ndarray) -> np.ndarray:
@@ -163,9 +176,9 @@ class GreenStructure:
         self.monoid = monoid
         self.R = _scc_labels(monoid.right_cayley)
         self.L = _scc_labels(monoid.left_cayley)
-        self.D = _scc_labels(monoid.right_cayley, monoid.left_cayley)
         nL = int(self.L.max()) + 1
         self.H = _first_occurrence_relabel(self.R.astype(np.int64) * nL + self.L)
+        self.D = _d_labels(self.R, self.L)
 
     @property
     def number_of_R_classes(self) -> int:
