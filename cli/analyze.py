@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -12,11 +13,23 @@ from fsa2rnn.fsa.monoid import MAX_ELEMENTS, TransitionMonoid
 from fsa2rnn.fsa.realizability import realizability
 
 from .errors import echo_json
+from .progress import stages
+
+ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
 
 
-def analysis(a: Automaton, max_elements: int = MAX_ELEMENTS, cascade: bool = True) -> dict[str, Any]:
-    """The JSON object of `analyze --json`: {"automaton": …, "monoid": …, "realizability": …}."""
+def analysis(
+    a: Automaton,
+    max_elements: int = MAX_ELEMENTS,
+    cascade: bool = True,
+    step: Callable[[str], None] = lambda stage: None,
+) -> dict[str, Any]:
+    """The JSON object of `analyze --json`: {"automaton": …, "monoid": …, "realizability": …}.
+
+    ``step(name)`` is called as each of the ANALYSIS_STAGES starts (for a progress bar)."""
+    step(ANALYSIS_STAGES[0])
     M = TransitionMonoid(a, max_elements=max_elements)
+    step(ANALYSIS_STAGES[1])
     G = M.green
     monoid: dict[str, Any] = {
         "size": M.size,
@@ -27,8 +40,10 @@ def analysis(a: Automaton, max_elements: int = MAX_ELEMENTS, cascade: bool = Tru
         "l_classes": G.number_of_L_classes,
         "h_classes": G.number_of_H_classes,
     }
+    step(ANALYSIS_STAGES[2])
     monoid.update(classify(M))
     monoid["subgroups"] = [dict(d_class=h.d_class, **h.to_dict()) for h in G.maximal_subgroups]
+    step(ANALYSIS_STAGES[3])
     return {
         "automaton": {"name": a.name, "states": a.n_states, "symbols": a.n_symbols},
         "monoid": monoid,
@@ -86,7 +101,9 @@ def _text(report: dict[str, Any]) -> list[str]:
 @click.option("--no-cascade", is_flag=True, help="Skip the holonomy decomposition in the realizability report.")
 def analyze_command(spec: str, as_json: bool, max_elements: int, no_cascade: bool) -> None:
     """Transition monoid, Green's classes, maximal subgroups and realizability of SPEC."""
-    report = analysis(resolve_spec(spec), max_elements=max_elements, cascade=not no_cascade)
+    automaton = resolve_spec(spec)
+    with stages("analyze", len(ANALYSIS_STAGES)) as step:
+        report = analysis(automaton, max_elements=max_elements, cascade=not no_cascade, step=step)
     if as_json:
         echo_json(report)
         return
