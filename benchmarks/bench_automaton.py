@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from fsa2rnn.fsa import Automaton
 
 BUDGET_S = 2.0

@@ -16,6 +16,7 @@ import sys
 import time
 
 import numpy as np
+
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.holonomy import holonomy_decomposition
 

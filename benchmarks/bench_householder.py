@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import torch
+
 from fsa2rnn.compiler import compile_householder
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.nn import load_model

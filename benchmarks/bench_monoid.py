@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from fsa2rnn.fsa.monoid import TransitionMonoid, full_transformation_generators
 
 RANDOM_SEED = 15

@@ -19,6 +19,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # the Triton path runs on the CP
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
 from fsa2rnn.compiler import compile_nfsm  # noqa: E402
 from fsa2rnn.fsa import resolve_spec  # noqa: E402
 from fsa2rnn.nn import load_model  # noqa: E402

@@ -143,9 +143,10 @@ def compile_only(quick: bool = False) -> int:
     """Compile every kernel variant the benchmark launches for sm_90 (H200), without a GPU (``quick``: a few)."""
     os.environ.pop("TRITON_INTERPRET", None)
     import triton
-    from fsa2rnn.nn.ops.table_scan import triton as kernels
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    from fsa2rnn.nn.ops.table_scan import triton as kernels
 
     target = GPUTarget("cuda", 90, 32)
     n = 0

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import classify
 from fsa2rnn.fsa.library import resolve_spec

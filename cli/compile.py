@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from fsa2rnn.fsa.errors import ConstructionError, FsaError
 from fsa2rnn.fsa.library import resolve_spec
 

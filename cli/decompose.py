@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+
 from fsa2rnn.fsa.cascade import Cascade
 from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
 from fsa2rnn.fsa.library import resolve_spec

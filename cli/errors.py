@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import click
+
 from fsa2rnn.fsa.errors import FsaError
 
 EXIT_BAD_INPUT = 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import click
+
 from fsa2rnn import __version__
 
 from .errors import FsaGroup

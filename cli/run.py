@@ -6,6 +6,7 @@ import json
 import sys
 
 import click
+
 from fsa2rnn.fsa.errors import SpecError, UnknownSymbolError
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
@@ -17,6 +18,7 @@ DTYPES = ("float64", "float32", "bfloat16", "float16")
 def run_command(model_path: str, dtype: str) -> None:
     """Run MODEL on words read from stdin; print a JSON array of state names after each symbol, one line per word."""
     import torch
+
     from fsa2rnn.nn import load_model
 
     net = load_model(model_path).to(getattr(torch, dtype))

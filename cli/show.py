@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.library.builtins import CATALOGUE

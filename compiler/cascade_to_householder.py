@@ -12,6 +12,7 @@ the coordinate tuple → state by the cascade's emulation map.
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 

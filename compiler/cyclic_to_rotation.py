@@ -9,6 +9,7 @@ B ≡ 0, H_0 = (1, 0)ᵀ and readout argmax_i D_iᵀH with D_i = R(2πi/m)H_0. O
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.permutation_rep import orbit_characters

@@ -17,6 +17,7 @@ automaton only when its transition group is abelian, and a cascade only when eve
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters

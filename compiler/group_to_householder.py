@@ -9,6 +9,7 @@ readout hashes it (key Σ_i (h_i − 1) dⁱ) to the element and maps the elemen
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.permutation_rep import PermutationRepresentation, faithful_permutation_representation

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, UnknownStateError
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from fsa2rnn.fsa.errors import ModelFileError
 from fsa2rnn.fsa.io import atomic_write
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
 from fsa2rnn.fsa.permutation_rep import faithful_permutation_representation

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 
 #: Default margin (best minus second-best logit) and common logit level of compiled models.

@@ -12,6 +12,7 @@ are in units of π/(2m).
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError
 

@@ -6,9 +6,10 @@ Run: python examples/automaton_basics.py   (a few seconds; writes nothing)
 from __future__ import annotations
 
 import numpy as np
+from sympy.combinatorics import Permutation, PermutationGroup
+
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.library.word_problems import transformation_automaton, word_problem
-from sympy.combinatorics import Permutation, PermutationGroup
 
 # 1. An automaton from the JSON spec format (a dict here; Automaton.load reads a file).
 a = Automaton.from_spec(

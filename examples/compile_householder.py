@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from fsa2rnn.compiler import CompiledModel, compile_diagonal, compile_householder
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.nn import load_model

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.nn import load_model

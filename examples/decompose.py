@@ -6,6 +6,7 @@ Run: python examples/decompose.py
 from __future__ import annotations
 
 import numpy as np
+
 from fsa2rnn.fsa import Automaton, holonomy_decomposition, resolve_spec
 from fsa2rnn.fsa.cascade import Cascade
 

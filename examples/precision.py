@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
 from fsa2rnn.compiler import compile_householder, compile_nfsm  # noqa: E402
 from fsa2rnn.fsa import resolve_spec  # noqa: E402
 from fsa2rnn.nn import load_model  # noqa: E402

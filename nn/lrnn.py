@@ -13,8 +13,9 @@ built from a compiled model) so that the next wave can train the same classes; l
 from __future__ import annotations
 
 import torch
-from fsa2rnn.compiler.model import CompiledModel
 from torch import nn
+
+from fsa2rnn.compiler.model import CompiledModel
 
 from .ops.lrnn_scan import (
     naive_recurrent_diagonal,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch import nn
+
 from fsa2rnn.compiler.lrnn_spec import check_digest, encode_keys
 from fsa2rnn.compiler.model import CompiledModel
-from torch import nn
 
 from . import register_builder
 from .lrnn import DiagonalLinearRNN, GHLinearRNN, KeyTable

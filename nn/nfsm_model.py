@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
+
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import ModelFileError, UnknownSymbolError
-from torch import nn
 
 from . import register_builder
 from .nfsm import NFSMLayer

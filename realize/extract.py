@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout
 from fsa2rnn.fsa.automaton import Automaton

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
@@ -72,6 +73,7 @@ def verify_model(
 ) -> dict[str, Any]:
     """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ..."""
     import torch
+
     from fsa2rnn.nn import load_model
 
     if length * n_words > MAX_SYMBOLS:

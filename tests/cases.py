@@ -18,6 +18,7 @@ from functools import cache
 from math import factorial
 
 import numpy as np
+
 from fsa2rnn.fsa import Automaton, resolve_spec
 
 #: The JSON spec example of DESIGN.md ("Automaton spec (JSON)").

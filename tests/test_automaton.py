@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 from cases import DESIGN_SPEC, random_automaton
-from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, UnknownSymbolError
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, UnknownSymbolError
 
 
 @st.composite

@@ -8,13 +8,14 @@ import itertools
 import numpy as np
 import pytest
 from cases import random_automaton
+from hypothesis import given
+from hypothesis import strategies as st
+
 from fsa2rnn.fsa import Automaton, FsaError, LimitExceededError, SpecError, resolve_spec
 from fsa2rnn.fsa.dot import graphviz_available, to_dot, write_dot
 from fsa2rnn.fsa.minimize import is_minimal
 from fsa2rnn.fsa.product import factor_states, product
 from fsa2rnn.fsa.relabel import isomorphism, renumber
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def _reachable_brute(a: Automaton) -> set[int]:

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+
 from fsa2rnn.fsa import Automaton
 from fsa2rnn.fsa.cascade import Cascade
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import torch
 from cases import automaton_named, random_automaton
+from hypothesis import given
+from hypothesis import strategies as st
+
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.certificate import logit_error_bound, margin_certificate, unit_roundoff
-from hypothesis import given
-from hypothesis import strategies as st
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

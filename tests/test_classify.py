@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 from cases import random_automaton
+
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.classify import (
     classify,

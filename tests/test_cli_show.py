@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from cases import DESIGN_SPEC, SMALL_CASES, case_automaton
 from click.testing import CliRunner
+
 from fsa2rnn import __version__
 from fsa2rnn.cli.main import main
 from fsa2rnn.fsa import Automaton

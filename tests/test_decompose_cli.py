@@ -6,6 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+
 from fsa2rnn.cli.main import main
 
 

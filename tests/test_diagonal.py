@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
 from fsa2rnn.compiler import compile_diagonal
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.nn import load_model

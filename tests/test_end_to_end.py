@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from cases import CASES, Case, case_automaton, random_automaton
 from click.testing import CliRunner, Result
+
 from fsa2rnn.cli.main import main
 from fsa2rnn.fsa import Automaton
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from cases import automaton_named, random_automaton
+
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.compiler.automaton_to_nfsm import nfsm_model
 from fsa2rnn.compiler.model import CompiledModel

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fsa2rnn.compiler import gh
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fsa2rnn.compiler import gh
 
 
 @st.composite

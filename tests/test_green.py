@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cases import random_automaton
+
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.monoid import TransitionMonoid, full_transformation_generators
 

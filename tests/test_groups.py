@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from sympy.combinatorics import Permutation, PermutationGroup
+from sympy.combinatorics.group_constructs import DirectProduct
+from sympy.combinatorics.named_groups import AlternatingGroup, CyclicGroup, DihedralGroup, SymmetricGroup
+
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.groups import (
     composition_factors,
@@ -12,9 +16,6 @@ from fsa2rnn.fsa.groups import (
     permutation_group,
     smaller_faithful_action,
 )
-from sympy.combinatorics import Permutation, PermutationGroup
-from sympy.combinatorics.group_constructs import DirectProduct
-from sympy.combinatorics.named_groups import AlternatingGroup, CyclicGroup, DihedralGroup, SymmetricGroup
 
 M11 = PermutationGroup([Permutation(list(range(1, 11)) + [0]), Permutation([[2, 6, 10, 7], [3, 9, 4, 5]], size=11)])
 PSL27 = PermutationGroup(

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cases import CASES
-from fsa2rnn.fsa import Automaton, resolve_spec
-from fsa2rnn.fsa.holonomy import holonomy_decomposition, holonomy_levels
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from fsa2rnn.fsa import Automaton, resolve_spec
+from fsa2rnn.fsa.holonomy import holonomy_decomposition, holonomy_levels
 
 
 def check_emulation(a: Automaton, cascade, rng: np.random.Generator, n_words: int, length: int) -> None:

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
 from fsa2rnn.fsa import Automaton
 from fsa2rnn.fsa.holonomy import holonomy_decomposition
 

@@ -12,10 +12,11 @@ from itertools import product
 
 import numpy as np
 import pytest
+from helpers import BruteSkeleton, closure, image
+
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.holonomy import Skeleton, holonomy_decomposition
-from helpers import BruteSkeleton, closure, image
 
 
 def random_automata(count: int, seed: int, max_states: int = 5, max_symbols: int = 3) -> list[Automaton]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 from cases import random_automaton
-from fsa2rnn.compiler import compile_diagonal, compile_householder
-from fsa2rnn.fsa import Automaton, ConstructionError
-from fsa2rnn.nn import load_model
 from helpers import check_gh_weights, diagonal_realizable
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from fsa2rnn.compiler import compile_diagonal, compile_householder
+from fsa2rnn.fsa import Automaton, ConstructionError
+from fsa2rnn.nn import load_model
 
 SEEDS = range(110)
 

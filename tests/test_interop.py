@@ -7,10 +7,11 @@ import re
 
 import pytest
 from automata.fa.dfa import DFA
-from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, resolve_spec
-from fsa2rnn.fsa.dfa_interop import from_dfa, to_dfa
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, resolve_spec
+from fsa2rnn.fsa.dfa_interop import from_dfa, to_dfa
 
 
 @st.composite

@@ -6,6 +6,7 @@ import os
 import stat
 
 import pytest
+
 from fsa2rnn.fsa.io import atomic_write, atomic_write_text
 
 

@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 from cases import CASES, SMALL_CASES, case_automaton
+from sympy.combinatorics import Permutation, PermutationGroup
+
 from fsa2rnn.fsa import (
     LimitExceededError,
     NotAGroupError,
@@ -19,7 +21,6 @@ from fsa2rnn.fsa import (
 from fsa2rnn.fsa.library.builtins import CATALOGUE
 from fsa2rnn.fsa.library.tasks import modular_value
 from fsa2rnn.fsa.library.word_problems import transformation_automaton, word_problem
-from sympy.combinatorics import Permutation, PermutationGroup
 
 
 def _parse_cycles(name: str, degree: int) -> Permutation:

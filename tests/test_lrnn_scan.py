@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
 from fsa2rnn.nn.ops.lrnn_scan import (
     logdepth_scan_diagonal,
     logdepth_scan_lrnn,

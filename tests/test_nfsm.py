@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 from cases import CASES, automaton_named, case_automaton, random_automaton
+
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa import Automaton

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from fsa2rnn.cli.main import main
 from fsa2rnn.fsa import resolve_spec
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+
 from fsa2rnn.nn.nfsm import NFSMLayer, straight_through_tables
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

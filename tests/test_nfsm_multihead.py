@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import torch
 from cases import automaton_named, random_automaton
+from sympy.combinatorics import Permutation
+
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.product import product
 from fsa2rnn.nn import load_model
-from sympy.combinatorics import Permutation
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sympy.combinatorics import Permutation, PermutationGroup
+
 from fsa2rnn.fsa import Automaton, NotAGroupError, resolve_spec
 from fsa2rnn.fsa.permutation_rep import (
     abelian_characters,
@@ -11,7 +13,6 @@ from fsa2rnn.fsa.permutation_rep import (
     noncommuting_pair,
 )
 from fsa2rnn.fsa.product import product
-from sympy.combinatorics import Permutation, PermutationGroup
 
 
 def _order(perms) -> int:

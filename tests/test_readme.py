@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from fsa2rnn.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
+
 from fsa2rnn.cli.main import main
 
 GOOD = {

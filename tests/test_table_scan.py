@@ -3,6 +3,9 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.nn.ops.table_scan import (
     chunked_table_scan,
@@ -12,8 +15,6 @@ from fsa2rnn.nn.ops.table_scan import (
     triton_available,
     triton_table_scan,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 needs_triton = pytest.mark.skipif(not triton_available("cpu"), reason="triton interpreter not available")
 

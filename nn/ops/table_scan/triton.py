@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 import torch
+
 from fsa2rnn.fsa.errors import LimitExceededError
 
 from .naive import _mask
