@@ -203,3 +203,82 @@ def unpack(fkind: np.ndarray, fargs: np.ndarray) -> list[list[GHFactor]]:
 def factors_per_row(fkind: np.ndarray) -> np.ndarray:
     """Number of non-identity factors in each row."""
     return (np.asarray(fkind) != KIND_CODE["identity"]).sum(axis=1)
+
+
+# --- Proposition 1 (negative-eigenvalues paper): general matrices as products of float GH factors -----------------
+
+
+@dataclass(frozen=True)
+class FloatGH:
+    """A GH factor I − β v vᵀ with a float unit vector v and β ∈ [0, 2] (for matrices with no exact description)."""
+
+    v: np.ndarray
+    beta: float
+
+    def matrix(self) -> np.ndarray:
+        return np.eye(len(self.v)) - self.beta * np.outer(self.v, self.v)
+
+
+def float_product(factors: Sequence[FloatGH], n: int) -> np.ndarray:
+    """A = C_k ⋯ C_1 (application order: C_1 acts first) in float64."""
+    a = np.eye(n)
+    for f in factors:
+        a = a - f.beta * np.outer(f.v, f.v @ a)
+    return a
+
+
+def orthogonal_as_reflections(q: np.ndarray, *, atol: float = 1e-9) -> list[FloatGH]:
+    """An orthogonal n×n matrix as at most n reflections (β = 2), in application order: Proposition 1, M_n^n({−1, 1}).
+
+    Householder QR with the sign chosen so that each column is sent to +e_i: step i reflects the current column i
+    (a unit vector in span(e_i..e_{n−1})) onto e_i — no factor when it already is e_i. After n − 1 steps the rest is
+    diag(1, …, 1, ±1), a last reflection along e_{n−1} when it is −1. H_k ⋯ H_1 Q = I, so Q = H_1 ⋯ H_k: the
+    reflections apply in the reverse order of the QR steps.
+    """
+    q = np.asarray(q, dtype=np.float64)
+    n = q.shape[0]
+    if q.ndim != 2 or q.shape != (n, n):
+        raise ValueError(f"orthogonal_as_reflections: expected a square matrix, got shape {q.shape}")
+    if not np.allclose(q.T @ q, np.eye(n), atol=atol):
+        raise ValueError("orthogonal_as_reflections: the matrix is not orthogonal (QᵀQ ≠ I)")
+    r = q.copy()
+    steps: list[FloatGH] = []
+    for i in range(n - 1):
+        x = r[:, i].copy()
+        x[:i] = 0.0
+        u = x.copy()
+        u[i] -= 1.0
+        norm = np.linalg.norm(u)
+        if norm <= atol:
+            continue
+        f = FloatGH(u / norm, 2.0)
+        r = r - 2.0 * np.outer(f.v, f.v @ r)
+        steps.append(f)
+    if r[n - 1, n - 1] < 0:
+        e = np.zeros(n)
+        e[n - 1] = 1.0
+        steps.append(FloatGH(e, 2.0))
+    return steps[::-1]
+
+
+def contraction_as_gh(m: np.ndarray, *, atol: float = 1e-9) -> list[FloatGH]:
+    """Any M with ‖M‖₂ ≤ 1 as at most 3n GH factors with β ∈ [0, 2], application order: Proposition 1, M_{3n}^n.
+
+    SVD M = U Σ Vᵀ: Vᵀ by ≤ n reflections (applied first), Σ = ∏_i (I − (1 − σ_i) e_i e_iᵀ) by n factors with
+    β_i = 1 − σ_i ∈ [0, 1] (σ_i = 1 gives the identity and is left out), then U by ≤ n reflections.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    n = m.shape[0]
+    if m.ndim != 2 or m.shape != (n, n):
+        raise ValueError(f"contraction_as_gh: expected a square matrix, got shape {m.shape}")
+    u, s, vt = np.linalg.svd(m)
+    if s[0] > 1.0 + atol:
+        raise ValueError(f"contraction_as_gh: ‖M‖₂ = {s[0]:.6g} > 1, not a contraction")
+    s = np.minimum(s, 1.0)
+    sigma = []
+    for i in range(n):
+        if 1.0 - s[i] > 0.0:
+            e = np.zeros(n)
+            e[i] = 1.0
+            sigma.append(FloatGH(e, float(1.0 - s[i])))
+    return orthogonal_as_reflections(vt, atol=atol) + sigma + orthogonal_as_reflections(u, atol=atol)

@@ -1,0 +1,130 @@
+"""Length generalization: the failing length L_max of a sequence predictor (the length-independent paper's faillen).
+
+L_max is the smallest length L at which sequence accuracy on N seeded words drops below a threshold. fsa2rnn judges
+length L on the length-L *prefixes* of the same N words, so sequence accuracy is monotone in L and the smallest
+failing length is well defined. The search doubles from ``start`` up to ``cap``; at each doubling the words are
+*extended* by the next chunk of symbols while the predictor carries its recurrent state, so a length of 2^20 never
+holds more than ``n_words × chunk`` symbols in memory. Each word's first wrong position is recorded on the way, and
+the smallest failing length is read off them exactly — the answer that bisecting between the last good and the first
+bad doubling would give, without rerunning any prefix.
+
+Protocols (plain callables, so that compiled models, trained models and automata all fit):
+
+- ``predict(inputs, state) -> (predictions, state)``: inputs (N, l) integer array of the next l symbols of every word,
+  ``state`` None at the start of the words, else whatever the previous call returned. Predictions (N, l) are
+  compared with the targets. :func:`stateless` wraps a predictor that can only read whole words.
+- ``sample_words(rng, n_words, length, carry) -> (inputs, targets, carry)``: the next ``length`` symbols of the same
+  ``n_words`` words and their targets (a target < 0 is not judged), drawn from the numpy Generator ``rng``;
+  ``carry`` is None at the start, else what the previous call returned. :func:`automaton_words` is the word problem
+  of an automaton.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fsa2rnn.fsa.automaton import Automaton
+
+Predict = Callable[[np.ndarray, Any], tuple[np.ndarray, Any]]
+SampleWords = Callable[[np.random.Generator, int, int, Any], tuple[np.ndarray, np.ndarray, Any]]
+
+#: default evaluation cap (Brandoit et al. search up to 2^20)
+DEFAULT_CAP = 2**20
+#: symbols per word read in one call of ``predict`` during the search
+DEFAULT_CHUNK = 2**14
+
+
+def failing_length(
+    predict: Predict,
+    sample_words: SampleWords,
+    *,
+    start: int,
+    cap: int = DEFAULT_CAP,
+    n_words: int = 512,
+    threshold: float = 1.0,
+    seed: int = 0,
+    chunk: int = DEFAULT_CHUNK,
+) -> tuple[int | None, bool]:
+    """(L_max, capped): the smallest length whose sequence accuracy is below ``threshold``, or (None, True).
+
+    Length L is judged on the length-L prefixes of the same ``n_words`` words drawn with ``seed``; lengths are
+    searched by doubling from ``start`` to ``cap`` (the last step is ``cap`` itself). ``capped`` is True when no
+    length up to ``cap`` fails; L_max is then None. A failure below ``start`` is reported exactly too.
+    """
+    if start < 1:
+        raise ValueError(f"failing_length: start must be ≥ 1, got {start}")
+    if cap < start:
+        raise ValueError(f"failing_length: cap {cap} is below the start length {start}")
+    if n_words < 1 or chunk < 1:
+        raise ValueError(f"failing_length: n_words and chunk must be ≥ 1, got {n_words} and {chunk}")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"failing_length: threshold must lie in (0, 1], got {threshold}")
+    rng = np.random.default_rng(seed)
+    # a word is right at length L iff first_error > L; at most `allowed` words may be wrong at a passing length
+    allowed = int(np.floor(n_words * (1.0 - threshold) + 1e-9))
+    first_error = np.full(n_words, np.iinfo(np.int64).max, dtype=np.int64)
+    done, state, carry = 0, None, None
+    target = start
+    while True:
+        while done < target:
+            step = min(chunk, target - done)
+            inputs, targets, carry = sample_words(rng, n_words, step, carry)
+            preds, state = predict(inputs, state)
+            wrong = (np.asarray(preds) != targets) & (targets >= 0)
+            any_wrong = wrong.any(axis=1)
+            first = done + 1 + np.argmax(wrong, axis=1)
+            first_error = np.where(any_wrong & (first_error > first), first, first_error)
+            done += step
+        if np.count_nonzero(first_error <= done) > allowed:
+            # the (allowed+1)-th smallest first error is the smallest L with more than `allowed` wrong words
+            return int(np.partition(first_error, allowed)[allowed]), False
+        if done >= cap:
+            return None, True
+        target = min(2 * target, cap)
+
+
+def sequence_accuracy(first_error: np.ndarray, length: int) -> float:
+    """Fraction of words right at every position up to ``length`` (first_error: 1-based, a large value if none)."""
+    return float(np.mean(np.asarray(first_error) > length))
+
+
+def automaton_words(automaton: Automaton, *, probs: np.ndarray | None = None) -> SampleWords:
+    """The word problem of ``automaton`` as a word source: symbols i.i.d. (uniform, or ``probs``), targets the states.
+
+    The carry is the automaton's current state of every word, so successive chunks continue the same words.
+    """
+    if automaton.initial is None:
+        raise ValueError("automaton_words: the automaton has no initial state")
+    k = automaton.n_symbols
+    p = None if probs is None else np.asarray(probs, dtype=np.float64)
+    if p is not None and (p.shape != (k,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0)):
+        raise ValueError(f"automaton_words: probs must be {k} non-negative numbers summing to 1")
+
+    def sample(rng: np.random.Generator, n_words: int, length: int, carry: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        start = np.full(n_words, automaton.initial) if carry is None else carry
+        ids = rng.choice(k, size=(n_words, length), p=p) if p is not None else rng.integers(0, k, (n_words, length))
+        states = automaton.run(ids, start=start)
+        return ids, states, states[:, -1]
+
+    return sample
+
+
+def stateless(predict_words: Callable[[np.ndarray], np.ndarray]) -> Predict:
+    """Adapt a predictor of whole words (inputs (N, L) → predictions (N, L)) to the chunked protocol.
+
+    The state is the prefix read so far; each call reruns the whole prefix (quadratic in length — for models, such as
+    a Transformer, that carry no recurrent state).
+    """
+
+    def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+        prefix = inputs if state is None else np.concatenate([state, inputs], axis=1)
+        preds = np.asarray(predict_words(prefix))
+        return preds[:, -inputs.shape[1] :], prefix
+
+    return predict
+
+
+__all__ = ["DEFAULT_CAP", "automaton_words", "failing_length", "sequence_accuracy", "stateless"]
