@@ -1,0 +1,219 @@
+"""nn/tasks: batches checked against independent evaluators (Automaton.run, Python arithmetic, a text parser, the
+DLR paper's definitions written as loops), determinism under a seed, and the distribution constraints."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from fsa2rnn.fsa import resolve_spec
+from fsa2rnn.fsa.errors import FsaError, SpecError
+from fsa2rnn.nn.tasks import get_task, list_tasks, parse_length_range
+from fsa2rnn.nn.tasks.dlr import DLR_TASKS
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("name", ["S5:swaps", "T4", "grazzi:parity", "brandoit:S4", "brandoit:M11", "brandoit:FF"])
+def test_word_problem_targets_are_the_automatons_states(name):
+    task = get_task(name)
+    b = task.sample(16, (3, 40), gen(1))
+    a = task.automaton
+    want = a.run(b.inputs.clamp_max(a.n_symbols - 1).numpy())
+    got = b.targets.numpy()
+    mask = b.mask.numpy()
+    assert np.array_equal(got[mask], task.state_class.numpy()[want][mask])
+    assert np.array_equal(mask, np.arange(b.inputs.shape[1])[None, :] < b.lengths.numpy()[:, None])
+    assert (b.inputs[~b.mask] == task.pad_id).all()
+    assert int(b.lengths.min()) >= 3 and int(b.lengths.max()) <= 40
+
+
+def test_same_seed_same_batches_and_other_seed_differs():
+    for name in ["grazzi:S5", "brandoit:DFF:5", "grazzi:modarith_brackets", "brandoit:TSO:4", "dlr:mips"]:
+        task = get_task(name)
+        length = 64 if task.kind == "regression" else (3, 20)
+        one, two = task.sample(8, length, gen(5)), task.sample(8, length, gen(5))
+        other = task.sample(8, length, gen(6))
+        for x, y in zip((one.inputs, one.targets, one.mask), (two.inputs, two.targets, two.mask)):
+            assert torch.equal(x, y)
+        assert not torch.equal(one.inputs, other.inputs)
+
+
+def test_accept_task_predicts_membership():
+    task = get_task("regex:(a|b)*abb:accept")
+    b = task.sample(32, (1, 12), gen(2))
+    for row, n, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.targets.tolist()):
+        word = "".join(task.vocab[i] for i in row[:n])
+        want = [int(word[: t + 1].endswith("abb")) for t in range(n)]
+        assert tgt[:n] == want
+
+
+def test_dff5_never_reads_more_than_four_times_in_a_row_and_continues_across_chunks():
+    task = get_task("brandoit:DFF:5")
+    read = task.automaton.symbols.index("read")
+    words, targets, carry = [], [], None
+    g = gen(3)
+    for length in (7, 1, 50, 13):
+        tokens, tgt, carry = task.continue_words(64, length, g, carry)
+        words.append(tokens)
+        targets.append(tgt)
+    tokens = torch.cat(words, dim=1).numpy()
+    runs = max(
+        len(m.group()) for row in tokens for m in re.finditer("R+", "".join("R" if x == read else "x" for x in row))
+    )
+    assert runs == 4  # the limit is reached but never passed
+    assert np.array_equal(torch.cat(targets, dim=1).numpy(), task.automaton.run(tokens))
+
+
+def test_flipflop_reads_90_percent_in_training_and_1_percent_in_evaluation():
+    task = get_task("brandoit:FF")
+    read = task.automaton.symbols.index("read")
+    train = task.sample(64, 200, gen(4), train=True).inputs
+    evaluation = task.sample(64, 200, gen(4), train=False).inputs
+    assert abs((train == read).float().mean().item() - 0.90) < 0.02
+    assert (evaluation == read).float().mean().item() < 0.02
+
+
+def test_tokens_per_step_lags_the_target():
+    task = get_task("grazzi:S5:tokens4")
+    b = task.sample(8, 40, gen(5))
+    a = task.automaton
+    blank = a.n_symbols
+    x = b.inputs.numpy()
+    assert (x[:, 1::4] == blank).all() and (x[:, 0::4] < blank).all()
+    symbols = x[:, 0::4]
+    states = a.run(symbols)  # one state per real symbol
+    # token t = 4j + 3 is the first whose target is the state after symbol j
+    assert np.array_equal(b.targets.numpy()[:, 3::4], states[:, : b.targets.shape[1] // 4])
+    assert (b.targets.numpy()[:, :3] == a.initial).all()
+
+
+def test_modarith_running_values_match_python_arithmetic():
+    task = get_task("grazzi:modarith")
+    b = task.sample(32, (3, 30), gen(6))
+    for row, n, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.targets.tolist()):
+        tokens = [task.vocab[i] for i in row[:n]]
+        for t in range(n):
+            prefix = tokens[: t + 1]
+            if prefix[-1] == "=":
+                prefix = prefix[:-1]
+            if prefix[-1] in "+-*":
+                prefix = prefix[:-1]
+            assert tgt[t] == eval("".join(prefix)) % 5
+        assert (tokens[-1] == "=") == (n % 2 == 0)
+
+
+def _value_by_recursive_descent(tokens):
+    """An evaluator independent of Python's eval: expr := term (('+'|'-') term)*, term := atom ('*' atom)*."""
+    pos = 0
+
+    def atom():
+        nonlocal pos
+        if tokens[pos] == "(":
+            pos += 1
+            v = expr()
+            pos += 1
+            return v
+        pos += 1
+        return int(tokens[pos - 1])
+
+    def term():
+        nonlocal pos
+        v = atom()
+        while pos < len(tokens) and tokens[pos] == "*":
+            pos += 1
+            v *= atom()
+        return v
+
+    def expr():
+        nonlocal pos
+        v = term()
+        while pos < len(tokens) and tokens[pos] in "+-":
+            op = tokens[pos]
+            pos += 1
+            v = v + term() if op == "+" else v - term()
+        return v
+
+    return expr() % 5
+
+
+def test_modarith_brackets_values_at_equals():
+    task = get_task("grazzi:modarith_brackets")
+    b = task.sample(64, (2, 40), gen(7))
+    assert any("(" in [task.vocab[i] for i in row] for row in b.inputs.tolist())
+    for row, m, tgt in zip(b.inputs.tolist(), b.mask.tolist(), b.targets.tolist()):
+        tokens = [task.vocab[i] for i in row]
+        eq = tokens.index("=")
+        assert m.index(True) == eq and sum(m) == 1
+        assert tgt[eq] == _value_by_recursive_descent(tokens[:eq])
+
+
+def test_tso_answers_follow_the_text():
+    task = get_task("brandoit:TSO:5")
+    b = task.sample(32, (1, 12), gen(8))
+    for row, m, tgt in zip(b.inputs.tolist(), b.mask.tolist(), b.targets.tolist()):
+        words = [task.vocab[i] for i in row if task.vocab[i] != "[PAD]"]
+        text = " ".join(words)
+        holder = dict((item, who) for who, item in re.findall(r"(\w+) has the (\w+) \.", text))
+        for p, q in re.findall(r"(\w+) swaps with (\w+) \.", text):
+            holder = {it: (q if h == p else p if h == q else h) for it, h in holder.items()}
+        item = re.search(r"who has the (\w+) \?", text).group(1)
+        assert task.classes[tgt[m.index(True)]] == holder[item]
+
+
+def test_dlr_tasks_follow_their_definitions():
+    g = gen(9)
+    L = 32
+    b = get_task("dlr:shift").sample(2, L, g)
+    x, y = b.inputs[..., 0], b.targets
+    for j in range(8):
+        for i in range(L):
+            src = i - j * L // 8
+            assert y[0, i, j] == (x[0, src] if src >= 0 else 0)
+    b = get_task("dlr:cumsum").sample(2, L, g)
+    x = b.inputs[0, :, 0].double()
+    assert torch.allclose(
+        b.targets[0, :, 0].double(), torch.stack([x[: i + 1].sum() / math.sqrt(i + 1) for i in range(L)]), atol=1e-5
+    )
+    b = get_task("dlr:reverse").sample(2, L, g)
+    assert b.inputs.shape[1] == 2 * L and torch.equal(b.targets[0, L:, 0], b.inputs[0, :L, 0].flip(0))
+    assert b.mask[0].tolist() == [False] * L + [True] * L
+    b = get_task("dlr:sort").sample(1, L, g)
+    x = b.inputs[0, :L, 0].tolist()
+    assert b.targets[0, L:, 0].tolist() == sorted(x, key=lambda v: abs(v - x[0]))
+    b = get_task("dlr:solve").sample(2, L, g)
+    n = max(k for k in range(1, L) if L - k * k - k >= k)
+    body = b.inputs[0, : n * (n + 1), 0].double().view(n, n + 1)
+    sol = b.targets[0, -n:, 0].double()
+    assert torch.allclose(body[:, :n] @ sol, body[:, n], atol=1e-5)
+    b = get_task("dlr:mips").sample(1, 16, g)
+    q, k, v = b.inputs[0].split(4, dim=-1)
+    for i in range(16):
+        best = max(range(i + 1), key=lambda j: float(q[i] @ k[j]))
+        assert torch.equal(b.targets[0, i], v[best])
+    for name in DLR_TASKS:
+        t = get_task(f"dlr:{name}")
+        bb = t.sample(2, 64, g)
+        assert bb.targets.shape[-1] == t.n_classes and bb.inputs.shape[-1] == t.vocab_size
+
+
+def test_listing_and_bad_names():
+    rows = {r["name"]: r for r in list_tasks()}
+    assert rows["grazzi:parity"]["chance"] == 0.5 and rows["grazzi:modarith"]["n_classes"] == 5
+    assert all(r["source"] for r in rows.values())
+    # no paper task shadows a builtin: every name is prefixed
+    assert all(n.split(":")[0] in ("grazzi", "brandoit", "dlr") for n in rows)
+    with pytest.raises(FsaError, match="unknown task"):
+        get_task("grazzi:bogus")
+    with pytest.raises(FsaError, match="unknown task"):
+        get_task("nonsense_task")
+    with pytest.raises(SpecError, match="empty length range"):
+        parse_length_range("40..3")
+    assert parse_length_range("3..40") == (3, 40) and parse_length_range("64") == (64, 64)
+    assert resolve_spec("parity").n_states == get_task("grazzi:parity").n_classes
