@@ -217,3 +217,19 @@ def test_listing_and_bad_names():
         parse_length_range("40..3")
     assert parse_length_range("3..40") == (3, 40) and parse_length_range("64") == (64, 64)
     assert resolve_spec("parity").n_states == get_task("grazzi:parity").n_classes
+
+
+def test_tasks_command_lists_every_paper_task():
+    from click.testing import CliRunner
+
+    from fsa2rnn.cli.main import main
+    from fsa2rnn.nn.tasks.papers import PAPER_TASKS
+
+    out = CliRunner().invoke(main, ["tasks", "--json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    names = [r["name"] for r in json.loads(out.stdout)["tasks"]]
+    assert names == list(PAPER_TASKS)
+    text = CliRunner().invoke(main, ["tasks"]).stdout
+    assert "grazzi:parity" in text and "brandoit:FF" in text and "dlr:shift" in text
