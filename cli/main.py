@@ -19,6 +19,11 @@ COMMANDS = {
     "compile": "compile",
     "run": "run",
     "verify": "verify",
+    "tasks": "tasks",
+    "train": "train",
+    "eval": "eval",
+    "compare": "compare",
+    "theorems": "theorems",
 }
 
 
