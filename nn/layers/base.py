@@ -1,0 +1,64 @@
+"""What every trainable sequence layer shares: the interface, the carried state, the configuration error.
+
+A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectional=True`` excepted) and exposes:
+
+- ``forward(x, state=None, return_state=False)``: ``state`` None starts from the layer's initial state; a state
+  returned by an earlier call continues the same sequences, so a long word can be read in chunks (each layer
+  documents what its state holds; states are dicts of tensors, detach them between chunks if you train through
+  them). With ``return_state=True`` the call returns ``(y, state)``.
+- ``transition(x)``: the per-input transition A(x) of the layer's recurrence for inspection (a GH product, a
+  diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history.
+- ``recurrent``: True when the state has a fixed size (every layer but the Transformer, whose state is the
+  prefix of its inputs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from fsa2rnn.fsa.errors import FsaError
+
+State = dict[str, Any]
+
+
+class ConfigError(FsaError, ValueError):
+    """A layer or model configuration is invalid (the message names the field, its value and what is allowed)."""
+
+
+class SequenceLayer(nn.Module):
+    """Base class of the layers in nn/layers (see the module docstring for the interface)."""
+
+    recurrent: bool = True
+
+    def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):  # pragma: no cover
+        raise NotImplementedError
+
+    def transition(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no input-determined linear transition")
+
+    @staticmethod
+    def _out(y: torch.Tensor, state: State, return_state: bool):
+        return (y, state) if return_state else y
+
+    @staticmethod
+    def _tokens(x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
+        """(…, d) → (N, 1, d) single-token sequences, and the leading shape to restore."""
+        lead = tuple(x.shape[:-1])
+        return x.reshape(-1, 1, x.shape[-1]), lead
+
+
+def check_choice(layer: str, name: str, value: Any, allowed: tuple) -> Any:
+    """``value`` must be one of ``allowed`` (lists compare as tuples, so JSON round trips pass)."""
+    v = tuple(value) if isinstance(value, list) else value
+    if v not in allowed:
+        raise ConfigError(f"{layer}: {name}={value!r} is not one of {', '.join(repr(a) for a in allowed)}")
+    return v
+
+
+def check_positive(layer: str, **values: int) -> None:
+    for name, v in values.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"{layer}: {name} must be a positive integer, got {v!r}")

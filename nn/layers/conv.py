@@ -1,0 +1,31 @@
+"""The short causal depthwise convolution of Mamba and DeltaNet (kernel size 4, SiLU), with a carried cache.
+
+y_t[c] = silu(Σ_{i<K} w[c, i] · x_{t−K+1+i}[c] + b[c]); the cache holds the last K − 1 inputs, so a sequence read in
+chunks gives the outputs of the whole sequence. Besides local mixing it provides the one-step causal shift that
+cascade wiring needs (THEORY.md, "Timing").
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ShortConv(nn.Module):
+    """Depthwise causal convolution over (B, T, C) with SiLU; ``forward(x, cache) -> (y, cache)``."""
+
+    def __init__(self, channels: int, kernel_size: int = 4, activation: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = int(kernel_size)
+        self.conv = nn.Conv1d(channels, channels, self.kernel_size, groups=channels, bias=True)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor, cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, T, C), cache (B, K − 1, C) or None (zeros) → y (B, T, C), the new cache."""
+        bsz, _, c = x.shape
+        if cache is None:
+            cache = x.new_zeros(bsz, self.kernel_size - 1, c)
+        full = torch.cat([cache.to(x.dtype), x], dim=1)
+        y = self.conv(full.transpose(1, 2)).transpose(1, 2)
+        return (F.silu(y) if self.activation else y), full[:, full.shape[1] - (self.kernel_size - 1) :]

@@ -1,0 +1,122 @@
+"""The trainable Neural Finite-State Machine layer (length-independent-state-tracking §5–6; THEORY.md, NFSM).
+
+Head i has d_i attractor indices. A token x gives logits θ_i(x) = (W x + b)_i ∈ R^{d_i×d_i}, θ[k, j] the score of
+moving from index k to j; the head's index moves by the table σ_x(k) = argmax_j θ_x[k, j], h_t = σ_{x_t}(h_{t−1}), and
+the layer outputs out_proj(concat_i a_{h_t}) with one-hot attractors a_k = e_k.
+
+- Training (``self.training``): the straight-through Gumbel-softmax scan :func:`fsa2rnn.nn.ops.st_table_scan` —
+  forward the hard tables of argmax(θ + g), backward softmax((θ + g)/τ) on the realized rows (τ = 0.5, the paper's).
+  Noise g comes from torch's global generator (seed it) unless ``gumbel=False``.
+- Inference: the exact table scan of argmax θ (nn/ops/table_scan), no noise.
+
+The start index is learnable: ``start_logits`` (H, d_max); h_0 = argmax of its row. In training the start is the
+step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
+the start receives the straight-through gradient like any step. Heads of different sizes are padded to d_max with
+logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..ops import st_table_scan
+from ..ops.st_table_scan import gumbel_noise
+from ..ops.table_scan import table_scan
+from .base import ConfigError, SequenceLayer, State
+
+#: logit of the padding entries of heads smaller than d_max (finite, so no softmax row turns NaN)
+PAD_LOGIT = -1e4
+
+
+class NFSM(SequenceLayer):
+    """NFSM token mixer: ``heads`` = [d_1, …, d_r] attractor indices per head, temperature ``tau``.
+
+    State: ``{"indices": (B, H) int64}``, the current index of every head.
+    """
+
+    def __init__(
+        self, d_model: int, heads: Sequence[int] = (8,), *, tau: float = 0.5, gumbel: bool = True, impl: str = "auto"
+    ) -> None:
+        super().__init__()
+        heads = [heads] if isinstance(heads, int) else list(heads)
+        if not heads or any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in heads):
+            raise ConfigError(f"NFSM: heads must be a non-empty list of positive integers, got {heads!r}")
+        if not isinstance(tau, (int, float)) or not tau > 0:
+            raise ConfigError(f"NFSM: tau must be a number > 0, got {tau!r}")
+        self.heads, self.tau, self.gumbel, self.impl = heads, float(tau), bool(gumbel), impl
+        self.d_max = max(heads)
+        self.logits = nn.Linear(d_model, sum(d * d for d in heads))
+        self.start_logits = nn.Parameter(torch.zeros(len(heads), self.d_max))
+        self.out_proj = nn.Linear(sum(heads), d_model, bias=False)
+        valid = torch.zeros(len(heads), self.d_max, dtype=torch.bool)
+        for i, d in enumerate(heads):
+            valid[i, :d] = True
+        self.register_buffer("valid", valid, persistent=False)  # (H, d_max): index j < d_i
+
+    # ------------------------------------------------------------------ logits and tables
+    def head_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """θ (…, H, d_max, d_max), padded: entries outside a head's d_i × d_i block are PAD_LOGIT."""
+        flat = self.logits(x)
+        out = flat.new_full((*flat.shape[:-1], len(self.heads), self.d_max, self.d_max), PAD_LOGIT)
+        start = 0
+        for i, d in enumerate(self.heads):
+            out[..., i, :d, :d] = flat[..., start : start + d * d].unflatten(-1, (d, d))
+            start += d * d
+        return out
+
+    def start_indices(self) -> torch.Tensor:
+        """h_0 (H,) = argmax over each head's valid entries of ``start_logits``."""
+        return self.start_logits.masked_fill(~self.valid, float("-inf")).argmax(-1)
+
+    def transition(self, x: torch.Tensor) -> torch.Tensor:
+        """Tables σ_x (…, H, d_max) int64 (entries past d_i are the identity, never reached)."""
+        tables = self.head_logits(x).argmax(-1)
+        ident = torch.arange(self.d_max, device=tables.device)
+        return torch.where(self.valid, tables, ident)
+
+    def outputs(self, states: torch.Tensor) -> torch.Tensor:
+        """One-hot states (…, H, d_max) → out_proj(concat_i a_{h_t}) (…, d_model)."""
+        parts = [states[..., i, :d] for i, d in enumerate(self.heads)]
+        return self.out_proj(torch.cat(parts, dim=-1).to(self.out_proj.weight.dtype))
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):
+        bsz, length, _ = x.shape
+        h0 = None if state is None else state["indices"]
+        if self.training:
+            states, idx = self._relaxed(x, h0)
+        else:
+            idx = self.indices(x, h0)
+            states = F.one_hot(idx.clamp(min=0), self.d_max).to(x.dtype)
+        last = idx[:, -1] if length else (self.start_indices().expand(bsz, -1) if h0 is None else h0)
+        return self._out(self.outputs(states), {"indices": last}, return_state)
+
+    def indices(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
+        """The exact scan: head indices h_t (B, T, H) of the tables argmax θ(x_t), from ``h0`` (B, H) or the start."""
+        bsz, length, _ = x.shape
+        r = len(self.heads)
+        tables = self.transition(x)  # (B, T, H, d)
+        if h0 is None:
+            h0 = self.start_indices().expand(bsz, r)
+        flat = tables.transpose(1, 2).reshape(bsz * r, length, self.d_max)
+        idx = table_scan(flat, h0.reshape(-1))
+        return idx.view(bsz, r, length).transpose(1, 2)
+
+    def _relaxed(self, x: torch.Tensor, h0: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        theta = self.head_logits(x)  # (B, T, H, d, d)
+        bsz, r = x.shape[0], len(self.heads)
+        if h0 is None:  # step 0: the constant table onto the start row's argmax
+            start = self.start_logits.masked_fill(~self.valid, PAD_LOGIT).to(theta.dtype)
+            theta = torch.cat([start[None, None, :, None, :].expand(bsz, 1, r, self.d_max, self.d_max), theta], dim=1)
+            h0 = torch.zeros(bsz, r, dtype=torch.long, device=x.device)
+        noise = None
+        if self.gumbel:
+            noise = gumbel_noise(theta.shape, dtype=theta.dtype, device=theta.device)
+        states, idx = st_table_scan(theta, h0, tau=self.tau, gumbel=noise, impl=self.impl)
+        if theta.shape[1] > x.shape[1]:
+            states, idx = states[:, 1:], idx[:, 1:]
+        return states, idx

@@ -1,0 +1,265 @@
+"""SequenceModel: embedding → n_layers × block (norm, layer, residual; norm, MLP, residual) → norm → per-position
+classifier, configured by :class:`ModelConfig`, a dataclass that round-trips through JSON.
+
+A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
+MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
+``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their keyword arguments. Every layer carries a
+state, so :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
+:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
+:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from fsa2rnn.fsa.errors import UnknownSymbolError
+
+from .layers import LAYERS, ConfigError, State, build_layer
+
+NORMS = ("rms", "layer", "none")
+CONFIG_FORMAT = "fsa2rnn.sequence_model/1"
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """Tuples → lists, recursively; anything JSON cannot hold raises ConfigError."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise ConfigError(f"{where}: keys must be strings, got {list(value)!r}")
+        return {k: _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ConfigError(f"{where}: {value!r} ({type(value).__name__}) is not a JSON value")
+
+
+@dataclass
+class ModelConfig:
+    """Everything that determines a :class:`SequenceModel`'s architecture (not its weights)."""
+
+    vocab: int
+    n_classes: int
+    layer: str = "deltaproduct"
+    n_layers: int = 1
+    d_model: int = 64
+    layer_args: dict[str, Any] = field(default_factory=dict)
+    mlp_ratio: float = 4.0
+    norm: str = "rms"
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab", "n_classes", "n_layers", "d_model"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"model config: {name} must be a positive integer, got {v!r}")
+        if self.layer not in LAYERS:
+            raise ConfigError(f"model config: layer {self.layer!r} is not one of {', '.join(LAYERS)}")
+        if self.norm not in NORMS:
+            raise ConfigError(f"model config: norm {self.norm!r} is not one of {', '.join(NORMS)}")
+        if not isinstance(self.mlp_ratio, (int, float)) or isinstance(self.mlp_ratio, bool) or self.mlp_ratio < 0:
+            raise ConfigError(f"model config: mlp_ratio must be a number ≥ 0, got {self.mlp_ratio!r}")
+        if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
+            raise ConfigError(f"model config: dropout must lie in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.layer_args, dict):
+            raise ConfigError(f"model config: layer_args must be a dict, got {self.layer_args!r}")
+        self.layer_args = _jsonable(self.layer_args, "model config: layer_args")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": CONFIG_FORMAT, **asdict(self)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        """The config of a dict written by :meth:`to_dict`; unknown keys or a wrong format raise ConfigError."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"model config: expected a JSON object, got {type(data).__name__}")
+        data = dict(data)
+        fmt = data.pop("format", CONFIG_FORMAT)
+        if fmt != CONFIG_FORMAT:
+            raise ConfigError(f"model config: format {fmt!r} is not {CONFIG_FORMAT!r}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"model config: unknown keys {unknown} (known: {', '.join(sorted(known))})")
+        missing = sorted(k for k in ("vocab", "n_classes") if k not in data)
+        if missing:
+            raise ConfigError(f"model config: missing keys {missing}")
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> ModelConfig:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"model config: not valid JSON ({exc.msg} at position {exc.pos})") from None
+        return cls.from_dict(data)
+
+
+def make_norm(kind: str, d: int) -> nn.Module:
+    if kind == "rms":
+        return nn.RMSNorm(d)
+    if kind == "layer":
+        return nn.LayerNorm(d)
+    return nn.Identity()
+
+
+class Block(nn.Module):
+    """x ← x + layer(norm(x)); x ← x + MLP(norm(x)) (the MLP only when ``mlp_ratio`` > 0)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.norm1 = make_norm(cfg.norm, d)
+        self.layer = build_layer(cfg.layer, d, **cfg.layer_args)
+        hidden = int(round(cfg.mlp_ratio * d))
+        self.norm2 = make_norm(cfg.norm, d) if hidden else None
+        self.mlp = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, d)) if hidden else None
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
+        y, state = self.layer(self.norm1(x), state, True)
+        x = x + self.drop(y)
+        if self.mlp is not None:
+            x = x + self.drop(self.mlp(self.norm2(x)))
+        return x, state
+
+
+class SequenceModel(nn.Module):
+    """Per-position classifier over symbol sequences: ``forward(ids (B, T)) -> logits (B, T, n_classes)``.
+
+    ``SequenceModel(vocab, n_classes, layer, n_layers, d_model, **options)`` with the options of
+    :class:`ModelConfig` (``layer_args``, ``mlp_ratio``, ``norm``, ``dropout``); or :meth:`from_config`.
+    """
+
+    def __init__(
+        self,
+        vocab: int,
+        n_classes: int,
+        layer: str = "deltaproduct",
+        n_layers: int = 1,
+        d_model: int = 64,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        try:
+            cfg = ModelConfig(vocab, n_classes, layer, n_layers, d_model, **options)
+        except TypeError as exc:
+            raise ConfigError(f"SequenceModel: {exc}") from None
+        self.config = cfg
+        self.embedding = nn.Embedding(cfg.vocab, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm = make_norm(cfg.norm, cfg.d_model)
+        self.classifier = nn.Linear(cfg.d_model, cfg.n_classes)
+
+    @classmethod
+    def from_config(cls, cfg: ModelConfig | dict[str, Any] | str) -> SequenceModel:
+        """A freshly initialized model of a config (a ModelConfig, its dict or its JSON)."""
+        if isinstance(cfg, str):
+            cfg = ModelConfig.from_json(cfg)
+        elif isinstance(cfg, dict):
+            cfg = ModelConfig.from_dict(cfg)
+        d = asdict(cfg)
+        return cls(d.pop("vocab"), d.pop("n_classes"), d.pop("layer"), d.pop("n_layers"), d.pop("d_model"), **d)
+
+    @classmethod
+    def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
+        """A SequenceModel computing what a compiled model (a CompiledModel or a model file) computes, in eval mode
+        (nn/from_compiled.py: single-layer Householder → DeltaProduct, single-layer NFSM → NFSM; anything else
+        raises ConstructionError saying why)."""
+        from .from_compiled import sequence_model_from_compiled
+
+        return sequence_model_from_compiled(model, dtype=dtype)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.embedding.weight.dtype
+
+    # ------------------------------------------------------------------ forward
+    def features(
+        self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
+        """The normalized output of the last block, (B, T, d_model): what the classifier reads."""
+        ids = torch.as_tensor(ids)
+        if ids.dim() != 2 or ids.dtype.is_floating_point:
+            raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab):
+            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.config.vocab - 1})")
+        x = self.embedding(ids.to(self.embedding.weight.device).long())
+        states = []
+        for i, block in enumerate(self.blocks):
+            x, st = block(x, None if state is None else state[i])
+            states.append(st)
+        x = self.norm(x)
+        return (x, states) if return_state else x
+
+    def forward(
+        self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
+        """Logits (B, T, n_classes); with ``return_state`` also the per-layer states that continue the words."""
+        x, states = self.features(ids, state, True)
+        logits = self.classifier(x)
+        return (logits, states) if return_state else logits
+
+    # ------------------------------------------------------------------ prediction helpers
+    @torch.no_grad()
+    def predict_states(
+        self, ids: torch.Tensor, lengths: torch.Tensor | None = None, *, chunk: int | None = None
+    ) -> torch.Tensor:
+        """argmax class after each symbol, (B, T) int64 (or (T,) for a 1-D word); −1 past each word's length.
+        Runs in eval mode (the NFSM's exact scan); ``chunk`` reads the words ``chunk`` symbols at a time, carrying
+        every layer's state."""
+        ids = torch.as_tensor(ids).long()
+        if ids.dim() == 1:
+            return self.predict_states(
+                ids[None], None if lengths is None else torch.as_tensor(lengths)[None], chunk=chunk
+            )[0]
+        pad = None
+        if lengths is not None:
+            lengths = torch.as_tensor(lengths, device=ids.device).long()
+            pad = torch.arange(ids.shape[1], device=ids.device)[None, :] >= lengths[:, None]
+            ids = ids.masked_fill(pad, 0)  # causal layers: padding never reaches earlier positions
+        was = self.training
+        self.eval()
+        try:
+            step = ids.shape[1] if chunk is None else int(chunk)
+            out, state = [], None
+            for s in range(0, ids.shape[1], max(step, 1)):
+                logits, state = self(ids[:, s : s + step], state, True)
+                out.append(logits.argmax(-1))
+            pred = torch.cat(out, dim=1) if out else ids.new_zeros(ids.shape)
+        finally:
+            self.train(was)
+        return pred if pad is None else pred.masked_fill(pad.to(pred.device), -1)
+
+    def predictor(self, device: torch.device | str | None = None):
+        """The chunked protocol of :func:`fsa2rnn.nn.evaluate.failing_length`: ``predict(inputs, state) ->
+        (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode)."""
+        dev = torch.device(device) if device is not None else self.embedding.weight.device
+
+        @torch.no_grad()
+        def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+            was = self.training
+            self.eval()
+            try:
+                logits, state = self(torch.as_tensor(np.asarray(inputs), device=dev).long(), state, True)
+            finally:
+                self.train(was)
+            return logits.argmax(-1).cpu().numpy(), state
+
+        return predict
+
+    def symbol_transitions(self) -> torch.Tensor:
+        """The first layer's transition A(x) of every symbol (vocab, …): the embedding through the first block's
+        norm and :meth:`transition` (deeper layers read context-dependent inputs, so only the first is per symbol)."""
+        block = self.blocks[0]
+        return block.layer.transition(block.norm1(self.embedding.weight))
