@@ -15,7 +15,7 @@ import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, UnknownStateError
 
-from .model import MODEL_FORMAT, CompiledModel
+from .model import MODEL_FORMAT, CompiledModel, stored_automaton
 from .nfsm_heads import NFSMPlan, candidate_plans
 from .nfsm_logits import DEFAULT_MARGIN, DEFAULT_OFFSET, compile_logits, logits_numpy, n_logits, tables_from_logits
 from .nfsm_machine import NFSMMachine, Readout
@@ -97,7 +97,6 @@ def nfsm_model(
         )
     tensors["readout.codes"] = readout.codes
     tensors["readout.states"] = readout.states
-    tensors["target.transitions"] = np.asarray(a.transitions, dtype=np.int64)
     head_dims = [list(lt.heads) for lt in machine.layers]
     widths = [int(sum(h)) for h in head_dims]
     header: dict[str, Any] = {
@@ -116,7 +115,7 @@ def nfsm_model(
             "codes": "readout.codes",
             "states": "readout.states",
         },
-        "target_automaton": "target.transitions",
+        "automaton": stored_automaton(a, a.initial),
         "margin": margin,
         "offset": float(offset),
         "source": source,
@@ -133,7 +132,7 @@ def nfsm_model(
             "verified": True,
         },
     }
-    return CompiledModel(header, tensors).validate()
+    return CompiledModel(header, tensors).validate().seal()
 
 
 def machine_from_plan(plan: NFSMPlan) -> NFSMMachine:

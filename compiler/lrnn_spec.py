@@ -19,7 +19,8 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, UnknownStateError
 
 from . import gh
-from .model import MODEL_FORMAT, CompiledModel
+from .model import MODEL_FORMAT, CompiledModel, stored_automaton
+from .rounding import root_values
 
 #: mixed-radix keys are int64; the product of a layer's radices must stay below this
 MAX_KEY_SPACE = 2**62
@@ -61,10 +62,12 @@ class GHLayerSpec:
     note: str = ""
 
     def fused(self) -> np.ndarray:
-        """The fused A(r) of every row: exact integer products for rational layers (0/±1 entries)."""
+        """The fused A(r) of every row: exact integer products for rational layers (0/±1 entries); for angle
+        layers the exact rotation or reflection, its entries correctly rounded (gh.angle_matrix)."""
         if self.exact == "rational":
             return np.array([gh.integer_product(fs, self.width) for fs in self.factors], dtype=np.float64)
-        return np.array([gh.product(fs, self.width) for fs in self.factors])
+        actions = np.array([gh.angle_action(fs, self.angle_den) for fs in self.factors], dtype=np.int64)
+        return gh.angle_matrix(actions[:, 0], actions[:, 1], self.angle_den)
 
 
 @dataclass
@@ -96,30 +99,9 @@ class DiagonalLayerSpec:
         return bool(np.any(self.moduli > 2))
 
 
-def tensor_digest(tensors: dict[str, np.ndarray]) -> str:
-    """sha256 of every tensor (name, dtype, shape, bytes) in name order: recorded in the header, checked on load."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def check_digest(model: CompiledModel) -> None:
-    """ModelFileError if the tensors no longer match the digest the compiler recorded (a tampered file)."""
-    from fsa2rnn.fsa.errors import ModelFileError
-
-    want = model.header.get("tensor_sha256")
-    if want is None:
-        raise ModelFileError(
-            "model header has no 'tensor_sha256' (not written by compile_householder/compile_diagonal)"
-        )
-    tensors = {k: v for k, v in model.tensors.items()}
-    if tensor_digest(tensors) != want:
-        raise ModelFileError("model tensors do not match the header's tensor_sha256: the file was modified")
+    """ModelFileError if the model's header and tensors no longer match its integrity hash (compiler/model.py)."""
+    model.check_integrity()
 
 
 def encode_keys(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
@@ -136,8 +118,8 @@ def check_key_space(radix: list[int], what: str) -> None:
     space = 1
     for r in radix:
         space *= int(r)
-    if space >= MAX_KEY_SPACE:
-        raise LimitExceededError(f"{what}: key space {space} exceeds the int64 limit {MAX_KEY_SPACE}")
+    if space > MAX_KEY_SPACE:
+        raise LimitExceededError(f"{what}: key space {space} exceeds the limit {MAX_KEY_SPACE} = 2^62 of int64 keys")
 
 
 def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
@@ -147,23 +129,6 @@ def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
     if automaton.initial is None:
         raise UnknownStateError("the automaton has no initial state: it needs --initial STATE")
     return automaton.initial
-
-
-def _diag_values(moduli: np.ndarray, exps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Real and imaginary parts of the values ζ_m^e (modulus 0 → the real number e)."""
-    m = np.asarray(moduli)
-    e = np.asarray(exps, dtype=np.float64)
-    safe = np.where(m > 0, m, 1)
-    ang = 2 * np.pi * e / safe
-    re = np.where(m > 0, np.cos(ang), e)
-    im = np.where(m > 0, np.sin(ang), 0.0)
-    # exact values at the quarter turns (cos(π/2) is not 0 in floats)
-    q = np.where(m > 0, (4 * np.asarray(exps, dtype=np.int64)) % (4 * safe), -1)
-    for frac, (cr, ci) in {0: (1.0, 0.0), 1: (0.0, 1.0), 2: (-1.0, 0.0), 3: (0.0, -1.0)}.items():
-        hit = (m > 0) & (q == frac * safe)
-        re = np.where(hit, cr, re)
-        im = np.where(hit, ci, im)
-    return re, im
 
 
 def assemble(
@@ -214,14 +179,14 @@ def assemble(
             tensors[f"{name}.reset"] = reset
             tensors[f"{name}.reset_code"] = rcode
             tensors[f"{name}.code_exponents"] = layer.code_exponents.astype(np.int64)
-            lam_re, lam_im = _diag_values(layer.moduli[None, :], exps)
+            lam_re, lam_im = root_values(layer.moduli[None, :], exps)
             lam_re[:, layer.moduli == 0] = 1.0  # orbit coordinates are kept (A entry 1) on permutation rows
             lam_re[reset.astype(bool)] = 0.0
             lam_im[reset.astype(bool)] = 0.0
-            b_re, b_im = _diag_values(layer.moduli[None, :], rcode)
+            b_re, b_im = root_values(layer.moduli[None, :], rcode)
             b_re[~reset.astype(bool)] = 0.0
             b_im[~reset.astype(bool)] = 0.0
-            c_re, c_im = _diag_values(layer.moduli[None, :], layer.code_exponents)
+            c_re, c_im = root_values(layer.moduli[None, :], layer.code_exponents)
             tensors.update(
                 {
                     f"{name}.lam_re": lam_re,
@@ -263,6 +228,7 @@ def assemble(
         "accepting": None if automaton.accepting is None else list(automaton.accepting_states),
         "layers": header_layers,
         "readout": {"kind": "table", "radix": radix, "keys": "readout.keys", "states": "readout.states"},
+        "automaton": stored_automaton(automaton, initial),
         "summary": {
             "target": target,
             "construction": construction,
@@ -275,7 +241,6 @@ def assemble(
     if target == "householder":
         fps = max(e["factors_per_step"] for e in header_layers)
         header["summary"]["factors_per_step"] = fps
-    header["tensor_sha256"] = tensor_digest(tensors)
     model = CompiledModel(header, tensors).validate()
     if verify:
         from .exact_check import exact_check  # imported here: exact_check imports encode_keys from this module
@@ -284,7 +249,7 @@ def assemble(
         header["summary"]["verified"] = bool(report["ok"])
         if not report["ok"]:
             header["summary"]["verification_failure"] = report.get("failure")
-    return model
+    return model.seal()
 
 
 #: a construction: (automaton, initial state) → (layers, final readout keys, final readout states, summary facts)

@@ -1,9 +1,9 @@
 """The torch-free compiled model: numpy tensors plus a JSON-able header, saved as safetensors.
 
-File format (DESIGN.md, "Python API"): a safetensors file whose metadata key ``"fsa2rnn"`` holds the header as
-JSON. The header always has::
+File format: a safetensors file whose metadata key ``"fsa2rnn"`` holds the header as JSON. The header always
+has::
 
-    format        "fsa2rnn.model/1"
+    format        "fsa2rnn.model/2"
     target        "householder" | "diagonal" | "nfsm"
     construction  e.g. "permutation", "rotation", "reflections2", "cascade", "single", "multihead", "stacked"
     states        the automaton's state names (spec order)
@@ -14,13 +14,26 @@ JSON. The header always has::
                   tensors by name; targets define the rest (see compiler/README.md)
     readout       how hidden states map back to automaton states (target-defined dict)
     summary       the CLI summary (width, layers, factors_per_step or heads, theorem bounds, ...)
+    automaton     the target automaton the model was compiled from, as a spec (``Automaton.to_spec``: names,
+                  transitions, accepting, name; its initial state is the model's): ``verify`` compares with it
+    tensor_shapes every tensor's shape (written by ``save``)
+    sha256        the integrity hash (:func:`model_digest`, written by ``save`` and by the compilers)
 
-Model files are never unpickled. Loading checks the header and that every tensor it names is present with the
-declared shape; a tampered file raises ModelFileError.
+Integrity. ``sha256`` is the SHA-256 of the canonical JSON of the header without ``sha256`` (sorted keys, no
+spaces) followed by every tensor's name, dtype, shape and bytes in name order. ``load`` refuses a file whose hash
+is missing or wrong, so a flipped byte or an edited header (a renamed state, a changed table) is bad input. The
+hash detects corruption and accidental edits, not a deliberate forger, who can recompute it. Files of the earlier
+format "fsa2rnn.model/1" (no hash, no stored automaton) are refused: recompile them. In memory, the compilers seal
+what they return, ``nn.load_model`` and ``verify_model`` check a model that carries a hash, and ``seal()`` records
+a deliberate edit made in Python.
+
+Model files are never unpickled. Loading also checks the header and that every tensor it names is present with
+the declared shape; a malformed file raises ModelFileError.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +41,34 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import FsaError, ModelFileError
 from fsa2rnn.fsa.io import atomic_write
 
-MODEL_FORMAT = "fsa2rnn.model/1"
-_REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout")
+MODEL_FORMAT = "fsa2rnn.model/2"
+#: formats this version refuses with a hint to recompile
+_OLD_FORMATS = ("fsa2rnn.model/1",)
+_REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout", "automaton")
+HASH_KEY = "sha256"
+
+
+def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
+    """The header's ``automaton`` entry: the target's spec, with the model's initial state."""
+    return automaton.replace(initial=int(initial)).to_spec()
+
+
+def model_digest(header: dict[str, Any], tensors: dict[str, np.ndarray]) -> str:
+    """SHA-256 of the canonical JSON of ``header`` without its hash, then every tensor (name, dtype, shape, bytes)
+    in name order. The header is normalized through JSON first, so an in-memory header and its file agree."""
+    h = hashlib.sha256()
+    plain = json.loads(json.dumps({k: v for k, v in header.items() if k != HASH_KEY}, default=_json_default))
+    h.update(json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+    for name in sorted(tensors):
+        a = np.asarray(tensors[name])
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))  # as safetensors stores it
+        h.update(b"\0" + json.dumps([name, a.dtype.str, list(a.shape)]).encode() + b"\0")
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
 @dataclass
@@ -71,19 +107,64 @@ class CompiledModel:
     def summary(self) -> dict[str, Any]:
         return dict(self.header.get("summary", {}))
 
+    def target_automaton(self) -> Automaton:
+        """The automaton the model was compiled from (header ``automaton``), started at the model's initial state."""
+        try:
+            a = Automaton.from_spec(self.header["automaton"])
+        except KeyError:
+            raise ModelFileError("model header is missing 'automaton' (the target automaton)") from None
+        except FsaError as exc:
+            raise ModelFileError(f"model header: the stored automaton is malformed: {exc}") from None
+        h = self.header
+        acc = h.get("accepting")
+        if (
+            list(a.states) != list(h["states"])
+            or list(a.symbols) != list(h["symbols"])
+            or a.initial != h["initial"]
+            or (None if a.accepting is None else list(a.accepting_states)) != (None if acc is None else list(acc))
+        ):
+            raise ModelFileError("model header: the stored automaton's names, initial or accepting states differ")
+        return a
+
+    def seal(self) -> CompiledModel:
+        """Record the integrity hash of the header and tensors as they are now (``header["sha256"]``); returns self."""
+        self.header[HASH_KEY] = model_digest(self.header, self.tensors)
+        return self
+
+    def check_integrity(self, *, required: bool = False) -> None:
+        """ModelFileError if the recorded hash does not match the header and tensors (or is missing and
+        ``required``: model files always carry one; a model built in memory may not)."""
+        want = self.header.get(HASH_KEY)
+        if want is None:
+            if required:
+                raise ModelFileError(f"model header has no {HASH_KEY!r} integrity hash")
+            return
+        if model_digest(self.header, self.tensors) != want:
+            raise ModelFileError(
+                f"the model's header and tensors do not match its {HASH_KEY} integrity hash: "
+                "the file was modified or corrupted"
+            )
+
     def validate(self) -> CompiledModel:
-        """Check the header's required keys and that the tensors are finite numeric arrays; returns self."""
+        """Check the header's required keys, the stored automaton, and that the tensors are finite numeric
+        arrays; returns self."""
         h = self.header
         if not isinstance(h, dict):
             raise ModelFileError("model header is not a JSON object")
+        if h.get("format") in _OLD_FORMATS:
+            raise ModelFileError(
+                f"model format {h['format']!r} was written by an earlier fsa2rnn (no integrity hash, no stored "
+                f"target automaton); recompile the model (format {MODEL_FORMAT!r})"
+            )
         for key in _REQUIRED:
             if key not in h:
                 raise ModelFileError(f"model header is missing {key!r}")
         if h["format"] != MODEL_FORMAT:
             raise ModelFileError(f"model format {h['format']!r} is not {MODEL_FORMAT!r}")
         n = len(h["states"])
-        if not isinstance(h["initial"], int) or not 0 <= h["initial"] < n:
+        if not isinstance(h["initial"], int) or isinstance(h["initial"], bool) or not 0 <= h["initial"] < n:
             raise ModelFileError(f"model header: initial state {h['initial']!r} out of range")
+        self.target_automaton()
         for name, arr in self.tensors.items():
             if not isinstance(arr, np.ndarray):
                 raise ModelFileError(f"tensor {name!r} is not an array")
@@ -102,12 +183,14 @@ class CompiledModel:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path) -> None:
-        """Write a safetensors file (atomically: a failure leaves no file)."""
+        """Write a safetensors file (atomically: a failure leaves no file), with the integrity hash of what it
+        writes."""
         from safetensors.numpy import save_file
 
         header = dict(self.header)
         header["tensor_shapes"] = {k: list(v.shape) for k, v in self.tensors.items()}
         tensors = {k: np.ascontiguousarray(v) for k, v in self.tensors.items()}
+        header[HASH_KEY] = model_digest(header, tensors)
         meta = {"fsa2rnn": json.dumps(header, default=_json_default)}
         atomic_write(path, lambda p: save_file(tensors, str(p), metadata=meta))
 
@@ -131,7 +214,14 @@ class CompiledModel:
             header = json.loads(meta["fsa2rnn"])
         except json.JSONDecodeError:
             raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is not valid JSON") from None
-        return cls(header, tensors).validate()
+        except RecursionError:
+            raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is nested too deeply") from None
+        if not isinstance(header, dict):
+            raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is not a JSON object")
+        model = cls(header, tensors)
+        if header.get("format") not in _OLD_FORMATS:
+            model.check_integrity(required=True)
+        return model.validate()
 
 
 def _json_default(o: Any) -> Any:

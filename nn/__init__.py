@@ -21,6 +21,7 @@ _BUILDER_MODULES = {
     "householder": "fsa2rnn.nn.lrnn_model",
     "diagonal": "fsa2rnn.nn.lrnn_model",
     "nfsm": "fsa2rnn.nn.nfsm_model",
+    "affine": "fsa2rnn.nn.affine_model",
 }
 
 
@@ -35,8 +36,15 @@ def register_builder(target: str) -> Callable[[Callable[[CompiledModel], Any]], 
 
 
 def load_model(source: str | Path | CompiledModel) -> Any:
-    """Build the torch module for a model file or CompiledModel (never unpickles anything)."""
-    model = source if isinstance(source, CompiledModel) else CompiledModel.load(source)
+    """Build the torch module for a model file or CompiledModel (never unpickles anything).
+
+    A file must pass its integrity check (``CompiledModel.load``); a CompiledModel must match its hash if it has one
+    (compilers seal what they return; call ``seal()`` after editing a model in Python)."""
+    if isinstance(source, CompiledModel):
+        model = source
+        model.check_integrity()
+    else:
+        model = CompiledModel.load(source)
     target = model.target
     if target not in _BUILDERS and target in _BUILDER_MODULES:
         importlib.import_module(_BUILDER_MODULES[target])

@@ -1,27 +1,41 @@
-"""The margin certificate of an NFSM model at a dtype (our reading of Prop. G.3, THEORY.md).
+"""The margin certificate of an NFSM model at a dtype (our reading of Prop. G.3).
 
 Setting. Layer ℓ computes the logits of key x as L = W·e_x + b (embedding row e_x, linear map W, bias b; the model's
 weights as stored — float64 for compiled models — are the exact reals). At dtype D (unit roundoff u = 2^{-p},
-η = half the smallest subnormal) the model stores Ŵ = fl(W), ê = fl(e_x), b̂ = fl(b) and computes L̂ = fl(Ŵ·ê + b̂).
+η = half the smallest subnormal, N = the smallest normal) the model stores Ŵ = fl(W), ê = fl(e_x), b̂ = fl(b) and
+computes L̂ = fl(Ŵ·ê + b̂).
 
-Bound. With k = the number of nonzero entries of ê (zero terms are exact and add no rounding) and
-γ_m = m·u/(1 − m·u), the standard dot-product analysis (Higham, Thm. 3.5, with the bias as one more term and the
-absolute error η of an underflowing product) and |fl(w) − w| ≤ u|w| + η for storage give, entrywise,
+Arithmetic assumed (what torch's kernels may do). Any evaluation order and blocking of the dot product, fused
+multiply-adds, accumulators at least as precise as D, and flush-to-zero: a kernel may read a subnormal input as 0
+(CPU bf16 ``F.linear`` does, on larger shapes) and may return 0 for any product, partial sum or result below N.
+Each operation then obeys fl(a∘b) = (a∘b)(1 + δ) + ε with |δ| ≤ u, |ε| ≤ N, and ε ≠ 0 only below N.
 
-    |L̂ − L| ≤ γ_{k+1}·(|Ŵ|·|ê| + |b̂|) + 2(k+1)·η                    (computing at D)
-            +  (u|W| + η)·|ê| + |W|·(u|e_x| + η·1[e_x ≠ 0]) + u|b| + η   (storing at D)
+Bound. With k = the number of nonzero entries of ê, γ_m = m·u/(1 − m·u), sub(y) = 1 when fl(y) is a nonzero
+subnormal (the kernel may read it as 0), and |fl(y) − y| ≤ u|y| + η·1[y ≠ 0] for storage, the standard dot-product
+analysis (Higham, Thm. 3.5, with the bias as one more term; γ_{k+2} also covers products rounded to D before a
+wider accumulation) gives, entrywise,
 
-(storage terms vanish at float64, where the tensors are the exact values). Call the right side β (per logit). Any
-evaluation order and any accumulation at least as precise as D (fused multiply-add, wider accumulators) obeys it.
+    |L̂ − L| ≤ γ_{k+2}·(|Ŵ|·|ê| + |b̂|) + 4(k+1)·N·(1 + γ_{k+2})                        (computing at D)
+            +  err(W)·|ê| + |W|·err(e_x) + err(b),   err(y) = u|y| + η·1[y ≠ 0] + sub(y)·|y|   (storing at D)
 
-Certificate. In every table row (key, head, k) let m = L̂[j*] − L̂[j'] be the margin of the computed logits
-(best minus second best; exact in float64). If m > 2·max_j β_j then L[j*] − L[j] ≥ m − β_{j*} − β_j > 0 for every
-j ≠ j*: the exact logits have the same argmax, so the table at D is the table of the exact model, whatever the
-arithmetic's order. When, in addition, the tables realize the automaton (extraction, realize/extract.py), the
-model tracks the state at every length at dtype D: the scan composes the tables exactly (Prop. G.1) — "length-
-independent at dtype D". When the margin is too small, the certificate searches for a word on which the model at D
-really errs (a shortest one, exhaustively over reachable (configuration, state) pairs); there may be none (rounding
-happened to keep the argmax), and then the statement says so.
+(at float64, where the tensors are the exact values, err(y) = sub(y)·|y|). The term in N counts the operations
+that can lose a nonzero value below N: the k products, the ≤ k additions of two nonzero values, one flush on each
+of the ≤ 2k + 1 runs of additions of zeros (a flushed value is 0 afterwards), and the final conversion to D; zero
+terms are otherwise exact. Call the right side β (per logit); it is infinite where (1 + γ_{k+2})(|Ŵ|·|ê| + |b̂|) + β
+could exceed D's largest finite number (a partial sum may overflow in some order). No margin below 8N is ever
+certified: logits in the subnormal range may all read as 0.
+
+Certificate. The margin is that of the exact logits. They are computed in float64 (L₆₄, error ≤ β₆₄, the same
+bound at float64). In a table row (key, head, k) let j* = argmax L₆₄ and m = L₆₄[j*] − (second best): if
+m > 2·max_j (β_D + β₆₄)[j] over the row, then for every j ≠ j*, L[j*] − L[j] > β_D[j*] + β_D[j], so every
+evaluation at D allowed above has L̂[j*] > L̂[j]: every kernel computes the argmax of the exact model, whatever its
+order. (A margin m̂ computed at D in one order would need m̂ > 4β_D for that: m̂ > 2β_D only shows that this one
+evaluation's argmax is the exact one.) When, in addition,
+the tables realize the automaton (extraction, realize/extract.py), the model tracks the state at every length at
+dtype D: the scan composes the tables exactly (Prop. G.1) — "length-independent at dtype D". When the margin is
+too small, the certificate searches for a word on which the model at D (as torch computes it here) really errs (a
+shortest one, exhaustively over reachable (configuration, state) pairs); there may be none (rounding happened to
+keep the argmax), and then the statement says so.
 """
 
 from __future__ import annotations
@@ -43,109 +57,139 @@ def unit_roundoff(dtype: str | torch.dtype) -> tuple[float, float]:
     return fi.eps / 2, fi.smallest_normal * fi.eps / 2
 
 
+def smallest_normal(dtype: str | torch.dtype) -> float:
+    """N: below it a flush-to-zero kernel may read or return 0."""
+    return float(torch.finfo(as_dtype(dtype)).smallest_normal)
+
+
 def _gamma(m: np.ndarray, u: float) -> np.ndarray:
     mu = m * u
     return np.where(mu < 1, mu / np.maximum(1 - mu, 1e-300), np.inf)
 
 
+def _stored(a: np.ndarray, tdt: torch.dtype) -> np.ndarray:
+    """fl(a) at ``tdt`` (torch's correctly rounded cast), as float64."""
+    return torch.from_numpy(a).to(tdt).double().numpy()
+
+
 def logit_error_bound(
     embedding: np.ndarray, weight: np.ndarray, bias: np.ndarray, dtype: str | torch.dtype
 ) -> np.ndarray:
-    """β (K, P): a rigorous bound on |L̂ − L| for every key and logit at ``dtype`` (module docstring)."""
+    """β (K, P): a rigorous bound on |L̂ − L| for every key and logit at ``dtype``, for every evaluation order and
+    for kernels that flush subnormals to zero (module docstring)."""
     u, eta = unit_roundoff(dtype)
+    tiny = smallest_normal(dtype)
+    big = float(torch.finfo(as_dtype(dtype)).max)
     tdt = as_dtype(dtype)
     e, w, b = (np.asarray(a, dtype=np.float64) for a in (embedding, weight, bias))
-    e_hat = torch.from_numpy(e).to(tdt).double().numpy()
-    w_hat = torch.from_numpy(w).to(tdt).double().numpy()
-    b_hat = torch.from_numpy(b).to(tdt).double().numpy()
+    e_hat, w_hat, b_hat = (_stored(a, tdt) for a in (e, w, b))
+    stored = tdt != torch.float64
+
+    def err(y: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
+        sub = (y_hat != 0) & (np.abs(y_hat) < tiny)
+        out = np.where(sub, np.abs(y), 0.0)
+        return out + (u * np.abs(y) + eta * (y != 0)) if stored else out
+
     with np.errstate(invalid="ignore", over="ignore"):  # weights overflowing at D give an infinite bound
         k = (e_hat != 0).sum(axis=1).astype(np.float64)  # (K,)
-        compute = _gamma(k + 1, u)[:, None] * (np.abs(e_hat) @ np.abs(w_hat).T + np.abs(b_hat)[None, :])
-        compute += (2 * (k + 1) * eta)[:, None]
-        if tdt == torch.float64:
-            store = 0.0
-        else:
-            nz = (e != 0) | (e_hat != 0)
-            store = (
-                (u * np.abs(e_hat)) @ np.abs(w).T
-                + eta * np.abs(e_hat).sum(axis=1)[:, None]
-                + (u * np.abs(e)) @ np.abs(w).T
-                + eta * (nz.astype(np.float64) @ np.abs(w).T)
-                + (u * np.abs(b) + eta)[None, :]
-            )
-        total = (compute + store) * (1 + 1e-9)
-    # evaluating the bound in float64 rounds too: the relative 1e-9 above is far above (K + 4)·2^-53
+        g = _gamma(k + 2, u)[:, None]
+        mag = np.abs(e_hat) @ np.abs(w_hat).T + np.abs(b_hat)[None, :]
+        compute = g * mag + (4 * (k + 1) * tiny)[:, None] * (1 + g)
+        store = err(e, e_hat) @ np.abs(w).T + np.abs(e_hat) @ err(w, w_hat).T + err(b, b_hat)[None, :]
+        # evaluating the bound in float64 rounds too: the relative 1e-9 is far above (K + 4)·2^-53, and 1e-300
+        # covers float64 underflow in the evaluation
+        total = (compute + store) * (1 + 1e-9) + 1e-300
+        total = np.where((1 + g) * mag + total > big, np.inf, total)
     return np.where(np.isnan(total), np.inf, total)
+
+
+def row_margins(
+    embedding: np.ndarray, weight: np.ndarray, bias: np.ndarray, heads: list[int], dtype: str | torch.dtype
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per table row of every head with d ≥ 2: the float64 margin m (best minus second best exact-model logit) and
+    the row's bound max_j (β_D + β₆₄)[j]; a row is certified when m > 2·bound (module docstring)."""
+    e, w, b = (np.asarray(a, dtype=np.float64) for a in (embedding, weight, bias))
+    logits = e @ w.T + b[None, :]
+    beta = logit_error_bound(e, w, b, dtype) + logit_error_bound(e, w, b, torch.float64)
+    margins, bounds, start = [], [], 0
+    for d in heads:
+        blk = logits[:, start : start + d * d].reshape(-1, d, d)
+        bb = beta[:, start : start + d * d].reshape(-1, d, d)
+        start += d * d
+        if d < 2:
+            continue
+        top2 = np.sort(blk, axis=-1)[..., -2:]
+        margins.append((top2[..., 1] - top2[..., 0]).ravel())
+        bounds.append(bb.max(axis=-1).ravel())
+    if not margins:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate(margins), np.concatenate(bounds)
 
 
 @torch.no_grad()
 def margin_certificate(
     model: Any, dtype: str | torch.dtype = "float32", automaton: Automaton | None = None
 ) -> dict[str, Any]:
-    """Certify (or refute) length independence of an NFSM model at ``dtype``.
+    """Certify (or refute) length independence of an NFSM model at ``dtype``, against ``automaton`` (default: the
+    target stored in the model).
 
-    Returns {"certified", "margin" (smallest row margin at D), "bound" (largest β), "dtype", "statement",
-    "failing_word" (symbol names, or None), "rows_below" (rows whose margin ≤ 2·max β), "tables_match"}.
+    Returns {"certified", "margin" (smallest exact-model row margin, float64), "bound" (largest row bound
+    β_D + β₆₄), "dtype", "statement", "failing_word" (symbol names, or None), "rows_below" (rows whose margin is
+    ≤ twice their bound), "tables_match"}.
     """
     module = as_nfsm_module(model)
     automaton = automaton if automaton is not None else target_automaton(module)
     tdt = as_dtype(dtype)
     name = dtype_name(tdt)
-    computed = [layer.key_logits(dtype=tdt).double().cpu().numpy() for layer in module.layers]
-    margin, bound, below, finite = math.inf, 0.0, 0, True
-    for layer, logits in zip(module.layers, computed):
-        beta = logit_error_bound(
+    margin, bound, below, overflow = math.inf, 0.0, 0, False
+    for layer in module.layers:
+        m, bb = row_margins(
             layer.embedding.weight.detach().double().cpu().numpy(),
             layer.logits.weight.detach().double().cpu().numpy(),
             layer.logits.bias.detach().double().cpu().numpy(),
+            layer.heads,
             tdt,
         )
-        finite &= bool(np.all(np.isfinite(logits)))
-        start = 0
-        for d in layer.heads:
-            blk = logits[:, start : start + d * d].reshape(-1, d, d)
-            bb = beta[:, start : start + d * d].reshape(-1, d, d)
-            start += d * d
-            bound = max(bound, float(bb.max()))
-            if d < 2:
-                continue
-            top2 = np.sort(blk, axis=-1)[..., -2:]
-            m = top2[..., 1] - top2[..., 0]
+        if len(m):
             margin = min(margin, float(m.min()))
-            below += int(np.sum(~(m > 2 * bb.max(axis=-1))))
+            bound = max(bound, float(bb.max()))
+            below += int(np.sum(~(m > 2 * bb)))
+            overflow |= bool(np.any(np.isinf(bb)))
     extraction = extract_and_compare(module, automaton, dtype=tdt)
     word = None if extraction["match"] else failing_word(module, automaton, tdt)
     word_names = None if word is None else [automaton.symbols[x] for x in word]
-    certified = finite and below == 0 and extraction["match"]
+    certified = below == 0 and extraction["match"]
     shown_margin = margin if math.isfinite(margin) else None
+    counts = (
+        f"{below} table rows have an exact logit margin ≤ twice their rounding bound (smallest margin "
+        f"{margin:.4g}, largest bound {bound:.4g})"
+    )
     if certified and not math.isfinite(margin):
         statement = (
             f"length-independent at dtype {name}: every head has a single index, and the tables realize the automaton"
         )
     elif certified:
         statement = (
-            f"length-independent at dtype {name}: every table row's logit margin (smallest {margin:.4g}) exceeds "
-            f"twice the rounding bound (largest {bound:.4g}), and the tables realize the automaton"
+            f"length-independent at dtype {name}: every table row's exact logit margin (smallest {margin:.4g}) "
+            f"exceeds twice its rounding bound (largest {bound:.4g}), for every evaluation order and with "
+            f"flush-to-zero, and the tables realize the automaton"
         )
     elif word is not None:
         statement = (
-            f"not length-independent at dtype {name}: {below} table rows have a margin ≤ twice the rounding bound "
-            f"(smallest margin {margin:.4g}, largest bound {bound:.4g}), and the model errs on a word of length "
-            f"{len(word)}"
+            f"not length-independent at dtype {name}: {counts}, and the model errs on a word of length {len(word)}"
         )
         if below == 0:
             statement = (
                 f"not length-independent at dtype {name}: the margins exceed the rounding bound but the tables do "
                 f"not realize the automaton; the model errs on a word of length {len(word)}"
             )
+    elif overflow:
+        statement = f"not certified at dtype {name}: some logits may overflow"
     else:
         statement = (
-            f"not certified at dtype {name}: {below} table rows have a margin ≤ twice the rounding bound (smallest "
-            f"margin {margin:.4g}, largest bound {bound:.4g}); the tables computed at {name} still realize the "
-            f"automaton, but another order of evaluation may not"
+            f"not certified at dtype {name}: {counts}; the tables computed at {name} here still realize the "
+            f"automaton, but another order of evaluation, or a kernel that flushes subnormals to zero, may not"
         )
-        if not finite:
-            statement = f"not certified at dtype {name}: some logits overflow"
     return {
         "certified": bool(certified),
         "margin": shown_margin,

@@ -58,20 +58,8 @@ def as_nfsm_module(model: Any) -> Any:
 
 
 def target_automaton(model: Any) -> Automaton:
-    """The automaton the model was compiled from (stored in the model file: transitions, names, initial, accepting)."""
-    module = as_nfsm_module(model)
-    h = module.compiled.header
-    name = h.get("target_automaton")
-    if name is None or name not in module.compiled.tensors:
-        raise ModelFileError("the model file does not store its target automaton; pass the automaton (--spec)")
-    return Automaton(
-        module.compiled.tensors[name],
-        states=h["states"],
-        symbols=h["symbols"],
-        initial=h["initial"],
-        accepting=h.get("accepting"),
-        name=h.get("name"),
-    )
+    """The automaton the model was compiled from (stored in its header: compiler/model.py ``target_automaton``)."""
+    return as_nfsm_module(model).compiled.target_automaton()
 
 
 @torch.no_grad()

@@ -1,9 +1,12 @@
 """`verify_model`: the exact check plus agreement with the automaton on random words at a dtype and length.
 
-For "householder" and "diagonal" models the exact check is compiler/exact_check.py (rational / angle-index / exponent
-arithmetic); for "nfsm" models the margin certificate and table extraction of realize/certificate.py and
-realize/extract.py are added. ``automaton_from_model`` rebuilds the automaton a model claims to realize from its
-header and from the transitions its exact dynamics realize (per-target hook).
+The reference is the automaton given, else the target automaton stored in the model's header at compile time
+(covered by its integrity hash, compiler/model.py) — never one rebuilt from the model's own weights, which would
+compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact_check.py
+(rational / angle-index / exponent arithmetic); for "nfsm" models the margin certificate and table extraction of
+realize/certificate.py and realize/extract.py, both against the reference: either failing makes ``ok`` false.
+``automaton_from_model`` reads off the automaton a model's exact dynamics realize (what the weights do, not what
+they should do).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ MAX_SYMBOLS = 2 * 10**7
 
 
 def automaton_from_model(model: CompiledModel) -> Automaton:
-    """The automaton described by a model's header, with the transitions its exact dynamics realize.
+    """The automaton the model's exact dynamics realize, on the header's names (not the stored target).
 
     householder/diagonal: read δ off the exact configuration search (compiler/exact_check.py ``explore``); states not
     reachable from the initial state keep self-loops (they are never observed). nfsm: E's extracted automaton.
@@ -62,7 +65,7 @@ def _first_failure(pred: np.ndarray, want: np.ndarray) -> int | None:
 
 
 def verify_model(
-    model: CompiledModel,
+    model: CompiledModel | Any,
     automaton: Automaton | None = None,
     *,
     dtype: str = "float64",
@@ -71,42 +74,48 @@ def verify_model(
     seed: int = 0,
     mode: str = "fused",
 ) -> dict[str, Any]:
-    """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ..."""
+    """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ...
+
+    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked)."""
     import torch
 
     from fsa2rnn.nn import load_model
 
+    if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
+        model = model.compiled
+    if not isinstance(model, CompiledModel):
+        raise SpecError(f"verify_model takes a CompiledModel or a module from load_model, got {type(model).__name__}")
+    if seed < 0:
+        raise SpecError(f"the seed must be a non-negative integer, got {seed}")
     if length * n_words > MAX_SYMBOLS:
         raise LimitExceededError(
             f"verify: {n_words} words × length {length} = {length * n_words} symbols (limit {MAX_SYMBOLS})"
         )
-    if model.target in ("householder", "diagonal"):
-        from fsa2rnn.compiler.lrnn_spec import check_digest
-
-        check_digest(model)
+    model.check_integrity()
     given = automaton is not None
     if automaton is None:
-        automaton = automaton_from_model(model)
+        automaton = model.target_automaton()
     if list(automaton.symbols) != model.symbols or list(automaton.states) != model.states:
         raise SpecError("the spec's states or symbols differ from the model's (same names in the same order needed)")
+    automaton = automaton.replace(initial=model.initial)
     report: dict[str, Any] = {
         "target": model.target,
         "construction": model.construction,
-        "automaton": "from --spec" if given else "from the model header",
+        "automaton": "from --spec" if given else "stored in the model file",
     }
     if model.target in ("householder", "diagonal"):
         from .exact import exact_check
 
-        ex = exact_check(model, automaton.replace(initial=model.initial))
+        ex = exact_check(model, automaton)
         report["exact"] = {k: v for k, v in ex.items()}
         exact_ok = bool(ex["ok"])
     else:
         from fsa2rnn.realize.certificate import margin_certificate
         from fsa2rnn.realize.extract import extract_and_compare
 
-        report["certificate"] = margin_certificate(model, dtype)
+        report["certificate"] = margin_certificate(model, dtype, automaton)
         report["extraction"] = extract_and_compare(model, automaton, dtype=dtype)
-        exact_ok = bool(report["extraction"].get("match", False))
+        exact_ok = bool(report["certificate"]["certified"]) and bool(report["extraction"].get("match", False))
     net = load_model(model).to(getattr(torch, dtype))
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, automaton.n_symbols, size=(n_words, length))

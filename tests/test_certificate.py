@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.certificate import logit_error_bound, margin_certificate, unit_roundoff
+from fsa2rnn.realize.certificate import logit_error_bound, margin_certificate, smallest_normal, unit_roundoff
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -67,8 +67,14 @@ def test_underflow_and_overflow():
     cert = margin_certificate(tiny, "float16")
     assert not cert["certified"] and cert["failing_word"] is not None
     assert margin_certificate(tiny, "float32")["certified"]  # 1e-30 is a normal float32; η = 2^-150 is far below
-    huge = compile_nfsm(a, margin=1e6, offset=0.0, heads="single", layers="single")  # float16 max is 65504
-    assert not margin_certificate(huge, "float16")["certified"]
+    # compile refuses margins that overflow a certified dtype; scale the weights by hand (float16 max is 65504)
+    from fsa2rnn.compiler.model import CompiledModel
+
+    one = compile_nfsm(a, margin=1.0, offset=0.0, heads="single", layers="single")
+    t = dict(one.tensors, **{"layers.0.weight": one.tensors["layers.0.weight"] * 1e6})
+    huge = CompiledModel(dict(one.header), t).seal()
+    cert = margin_certificate(huge, "float16")
+    assert not cert["certified"] and cert["bound"] == np.inf
     assert margin_certificate(huge, "bfloat16")["certified"]
 
 
@@ -124,3 +130,157 @@ def test_dense_embedding_certificate_is_consistent(name, kw):
                 assert module.predict_states(torch.from_numpy(word[None, :]))[0, -1] != a.final_state(word)
         assert margin_certificate(model, "float32")["certified"]
     assert seen == {"certified", "fails"}
+
+
+# ---------------------------------------------------------------- flush-to-zero kernels and evaluation order
+
+
+def _round(x: np.ndarray, tdt: torch.dtype) -> np.ndarray:
+    """Correct rounding to ``tdt``, then flush-to-zero: anything below the smallest normal becomes 0."""
+    y = torch.from_numpy(np.asarray(x, dtype=np.float64)).to(tdt).double().numpy()
+    return np.where(np.abs(y) < torch.finfo(tdt).smallest_normal, 0.0, y)
+
+
+def _ftz_linear(emb, w, b, tdt, *, acc, order, tree=False):
+    """A flush-to-zero kernel, simulated independently of the certificate: stored inputs rounded to ``tdt`` and read
+    as 0 when subnormal; every product and partial sum rounded to ``acc`` and flushed; terms summed in ``order``
+    (indices into the embedding dimension, ``m`` = the bias), left to right or as a pairwise tree; the result
+    rounded to ``tdt`` and flushed. Products of two ≤ 24-bit numbers are exact in float64."""
+    e_, w_, b_ = _round(emb, tdt), _round(w, tdt), _round(b, tdt)
+    m = e_.shape[1]
+    terms = [
+        np.broadcast_to(b_[None, :], (e_.shape[0], w_.shape[0]))
+        if j == m
+        else _round(e_[:, j, None] * w_[None, :, j], acc)
+        for j in order
+    ]
+    if tree:
+        while len(terms) > 1:
+            terms = [
+                _round(terms[i] + terms[i + 1], acc) if i + 1 < len(terms) else terms[i]
+                for i in range(0, len(terms), 2)
+            ]
+        return _round(terms[0], tdt)
+    s = np.zeros_like(terms[0])
+    for t in terms:
+        s = _round(s + t, acc)
+    return _round(s, tdt)
+
+
+def _exact_logits(emb, w, b):
+    from fractions import Fraction
+
+    fe = [[Fraction(float(v)) for v in row] for row in emb]
+    fw = [[Fraction(float(v)) for v in row] for row in w]
+    return [[sum((x * y for x, y in zip(er, wr)), Fraction(float(bi))) for wr, bi in zip(fw, b)] for er in fe]
+
+
+_LOW = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@given(
+    seed=st.integers(0, 10**6),
+    k=st.integers(1, 6),
+    p=st.integers(1, 4),
+    scale=st.sampled_from([2.0**-130, 2.0**-124, 2.0**-14, 2.0**-20, 1.0]),
+    zeros=st.floats(0.0, 0.6),
+)
+def test_bound_is_sound_for_flush_to_zero_kernels_in_any_order(seed, k, p, scale, zeros):
+    """|L̂ − L| ≤ β (exact rationals) for simulated flush-to-zero kernels — accumulating at the dtype or in float32,
+    summing left to right in random orders or as a pairwise tree — on weights around the subnormal range."""
+    g = np.random.default_rng(seed)
+    emb = g.standard_normal((3, k)) * np.where(g.random((3, k)) < zeros, 0.0, 1.0) * g.choice([scale, 1.0], (3, k))
+    w = g.standard_normal((p, k)) * scale * np.where(g.random((p, k)) < zeros, 0.0, 1.0)
+    b = g.standard_normal(p) * scale * g.choice([0.0, 1.0], p)
+    exact = _exact_logits(emb, w, b)
+    from fractions import Fraction
+
+    for name, tdt in _LOW.items():
+        beta = logit_error_bound(emb, w, b, name)
+        for acc in (tdt, torch.float32):
+            for trial in range(3):
+                order = list(g.permutation(k + 1))
+                got = _ftz_linear(emb, w, b, tdt, acc=acc, order=order, tree=trial == 2)
+                for i in range(3):
+                    for j in range(p):
+                        if np.isfinite(beta[i, j]):
+                            assert abs(Fraction(float(got[i, j])) - exact[i][j]) <= Fraction(float(beta[i, j])), (
+                                name,
+                                acc,
+                                trial,
+                                i,
+                                j,
+                            )
+
+
+def _two_state_64_symbol_model(scale_embedding: float, scale_weight: float):
+    """The adversarial model: 2 states, 64 symbols (each a random map of the two states), one head of 2 indices.
+    Logits are scale_embedding · scale_weight · (16 + 4·[chosen]): with one factor subnormal at bfloat16, a kernel
+    that reads subnormal inputs as 0 computes all-zero logits, and every row's argmax becomes index 0."""
+    from fsa2rnn.compiler.model import CompiledModel
+    from fsa2rnn.fsa import Automaton
+
+    rng = np.random.default_rng(7)
+    a = Automaton(rng.integers(0, 2, (64, 2)), states=["p", "q"], symbols=[f"x{i}" for i in range(64)], initial=0)
+    base = compile_nfsm(a, heads="single", layers="single")
+    t = dict(base.tensors)
+    chosen = t["layers.0.weight"] / base.header["margin"]  # one-hot of each row's chosen index, per key
+    t["layers.0.embedding"] = np.eye(64) * scale_embedding
+    t["layers.0.weight"] = (16.0 + 4.0 * chosen) * scale_weight
+    t["layers.0.bias"] = np.zeros_like(t["layers.0.bias"])
+    return a, CompiledModel(dict(base.header), t).seal()
+
+
+@pytest.mark.parametrize(
+    "scale_embedding,scale_weight",
+    [
+        (2.0**-130, 1.0),  # subnormal embedding, logits ≈ 1.2e-38 and 1.5e-38: margin 2.9e-39
+        (2.0**10, 2.0**-133),  # subnormal weights, normal logits ≈ 9.4e-38 and 1.2e-37
+    ],
+)
+def test_flush_to_zero_adversarial_model_not_certified_at_bfloat16(scale_embedding, scale_weight):
+    a, model = _two_state_64_symbol_model(scale_embedding, scale_weight)
+    emb, w, b = (model.tensors[f"layers.0.{n}"] for n in ("embedding", "weight", "bias"))
+    exact = (emb @ w.T + b).reshape(64, 2, 2)
+    want = np.stack([a.transitions[x] for x in range(64)])
+    assert np.array_equal(exact.argmax(-1), want)  # the exact model realizes the automaton
+    # correctly rounded bfloat16 logits keep every argmax: a naive check at bfloat16 finds nothing wrong
+    rounded = torch.from_numpy(exact).to(torch.bfloat16).double().numpy()
+    assert np.array_equal(rounded.argmax(-1), want)
+    # ... but a kernel that reads subnormal inputs as 0 computes another table
+    ftz = _ftz_linear(emb, w, b, torch.bfloat16, acc=torch.float32, order=list(range(65))).reshape(64, 2, 2)
+    assert not np.array_equal(ftz.argmax(-1), want)
+    cert = margin_certificate(model, "bfloat16")
+    assert not cert["certified"] and cert["rows_below"] == 128, cert["statement"]
+    assert cert["statement"].startswith("not ")
+    assert margin_certificate(model, "float64")["certified"]
+
+
+def test_subnormal_logits_are_never_certified():
+    """Logits below the smallest normal may all be flushed to 0: a margin of 2^-128 (the logits themselves subnormal
+    at bfloat16 and float32) is refused at both; the same model is certified in float64."""
+    a = random_automaton(3, 2, 11)
+    model = compile_nfsm(a, margin=2.0**-128, offset=0.0, heads="single", layers="single")
+    for dt in ("bfloat16", "float32"):
+        cert = margin_certificate(model, dt)
+        assert not cert["certified"] and cert["bound"] > smallest_normal(dt), cert["statement"]
+    assert margin_certificate(model, "float64")["certified"]
+
+
+def test_margin_is_the_exact_models_not_one_computed_at_the_dtype():
+    """A margin computed at the dtype may round up: at offset 1.09 a bfloat16 margin of 0.0390625 stands for an exact
+    0.0355. Wherever the computed margin exceeds twice the bound but the exact one does not (m̂ > 2β would certify
+    this one evaluation order only), the certificate refuses and reports the exact margin."""
+    a = automaton_named("flipflop")
+    hits = 0
+    for margin in np.linspace(0.0350, 0.0360, 11):
+        model = compile_nfsm(a, margin=float(margin), offset=1.09, heads="single")
+        layer = load_model(model).layers[0]
+        computed = layer.key_logits(dtype=torch.bfloat16).detach().double().numpy().reshape(-1, 2, 2)
+        top = np.sort(computed, axis=-1)
+        cert = margin_certificate(model, "bfloat16")
+        assert cert["margin"] == pytest.approx(margin, rel=1e-9)
+        if (top[..., 1] - top[..., 0]).min() > 2 * cert["bound"] >= margin:
+            hits += 1
+            assert not cert["certified"] and cert["rows_below"] > 0, cert["statement"]
+    assert hits > 0

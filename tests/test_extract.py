@@ -28,13 +28,13 @@ def test_extracted_automaton_equals_target(name, kw):
 
 
 def _corrupt(model: CompiledModel, key: int, row: int, new: int) -> CompiledModel:
-    """Move the margin of (key, row) of a single-head model onto column ``new``."""
+    """Move the margin of (key, row) of a single-head model onto column ``new`` (re-sealed: wrong but intact)."""
     tensors = {k: v.copy() for k, v in model.tensors.items()}
     d = model.header["layers"][0]["heads"][0]
     w = tensors["layers.0.weight"]
     w[row * d : (row + 1) * d, key] = 0.0
     w[row * d + new, key] = model.header["margin"]
-    return CompiledModel(model.header, tensors)
+    return CompiledModel(dict(model.header), tensors).seal()
 
 
 def _brute_first_error(module, a, max_len):
@@ -93,7 +93,7 @@ def test_homomorphism_up_to_relabelling_and_redundant_indices():
     broken[j] = (broken[j] + 1) % n
     tensors = dict(model.tensors)
     tensors["readout.states"] = broken
-    report = extract_and_compare(CompiledModel(model.header, tensors), a, dtype="bfloat16")
+    report = extract_and_compare(CompiledModel(dict(model.header), tensors).seal(), a, dtype="bfloat16")
     assert not report["match"]
 
 
