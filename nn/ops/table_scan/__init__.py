@@ -9,6 +9,9 @@ same (B, T) int64 states, -1 past each length:
 - ``chunked`` fast CPU path in numpy (chunked.py)
 - ``torch``   Hillis–Steele parallel composition, O(log T) depth (torch_scan.py)
 - ``triton``  chunked Triton kernels; CUDA, or CPU under TRITON_INTERPRET=1 (triton.py)
+
+triton itself is imported on first use of the Triton path (``triton_available``, ``triton_table_scan``, or
+``impl="triton"``/``"auto"`` on CUDA), so importing this package does not import it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import torch
 from .chunked import chunked_table_scan
 from .naive import naive_table_scan
 from .torch_scan import torch_table_scan
-from .triton import triton_available, triton_table_scan
 
 IMPLEMENTATIONS = ("naive", "chunked", "torch", "triton")
 
@@ -36,7 +38,7 @@ def keyed_table_scan(
     ``impl="auto"``: Triton on CUDA tensors, else the chunked CPU path.
     """
     if impl == "auto":
-        impl = "triton" if keys.is_cuda and triton_available(keys.device) else "chunked"
+        impl = "triton" if keys.is_cuda and _kernels().triton_available(keys.device) else "chunked"
     if impl == "naive":
         return naive_table_scan(bank, keys, h0, lengths)
     if impl == "chunked":
@@ -44,7 +46,7 @@ def keyed_table_scan(
     if impl == "torch":
         return torch_table_scan(bank, keys, h0, lengths)
     if impl == "triton":
-        return triton_table_scan(bank, keys, h0, lengths)
+        return _kernels().triton_table_scan(bank, keys, h0, lengths)
     raise ValueError(f"unknown table scan {impl!r} (choose from {', '.join(IMPLEMENTATIONS)} or auto)")
 
 
@@ -53,10 +55,23 @@ def table_scan(
 ) -> torch.Tensor:
     """Scan per-step tables ``tables`` (B, T, d): h_t = tables[b, t, h_{t−1}]."""
     bsz, length, d = tables.shape
-    if impl == "triton" or (impl == "auto" and tables.is_cuda and triton_available(tables.device)):
-        return triton_table_scan(tables.reshape(-1, d), None, h0, lengths, direct_shape=(bsz, length))
+    if impl == "triton" or (impl == "auto" and tables.is_cuda and _kernels().triton_available(tables.device)):
+        return _kernels().triton_table_scan(tables.reshape(-1, d), None, h0, lengths, direct_shape=(bsz, length))
     keys = torch.arange(bsz * length, device=tables.device).view(bsz, length)
     return keyed_table_scan(tables.reshape(-1, d), keys, h0, lengths, impl=impl)
+
+
+def _kernels():
+    """The Triton module (triton.py), imported on first use: importing triton is slow, and optional."""
+    from . import triton as kernels
+
+    return kernels
+
+
+def __getattr__(name: str):
+    if name in ("triton_available", "triton_table_scan"):
+        return getattr(_kernels(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
