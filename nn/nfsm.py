@@ -144,9 +144,9 @@ def straight_through_tables(
     g is standard Gumbel noise (zero with ``noise=False``); rows k give the distribution of σ(k).
     """
     if noise:
-        u = torch.rand(theta.shape, generator=generator, dtype=torch.float32).to(theta.device, theta.dtype)
-        g = -torch.log(-torch.log(u.clamp(1e-10, 1 - 1e-10)))
-        theta = theta + g
+        from .ops.st_table_scan import gumbel_noise  # half types draw in float32 (u rounded to 1 would give g = ∞)
+
+        theta = theta + gumbel_noise(theta.shape, generator=generator, dtype=theta.dtype, device=theta.device)
     soft = torch.softmax(theta / tau, dim=-1)
     hard = torch.nn.functional.one_hot(theta.argmax(dim=-1), theta.shape[-1]).to(soft.dtype)
     return hard - soft.detach() + soft
