@@ -6,6 +6,7 @@ the fsa2rnn code they check.
 - ``diagonal_realizable``: whether diagonal transitions can realize an automaton (every group that the
   construction must represent is abelian), decided by brute force.
 - ``check_gh_weights``: Proposition 1 of the negative-eigenvalues paper on a compiled model's GH factors.
+- ``err_ratio``: relative RMS error of a result against a reference (fla's ``get_err_ratio``).
 """
 
 from __future__ import annotations
@@ -88,6 +89,29 @@ class BruteSkeleton:
         index = {t: j for j, t in enumerate(tiles)}
         return {tuple(index[image(t, s)] for t in tiles) for s in self.monoid if image(R, s) == R}
 
+    def sgpdec_depths(self) -> tuple[dict[frozenset[int], int], int]:
+        """SgpDec 1.x's depths among the classes of image sets: Q's class has depth 1, another class 1 + the largest
+        depth of a class strictly above it (the longest chain of strict subductions from Q); the skeleton depth is
+        the largest depth, plus one when no singleton is an image. Returns (depth of every image set, skeleton
+        depth − 1 = the number of levels)."""
+        Q = frozenset().union(*self.I)
+        image_classes = [cl for cl in self.classes if cl[0] in self.images]
+        depth: dict[int, int] = {}
+
+        def d(i: int) -> int:
+            if i not in depth:
+                above = [
+                    j
+                    for j, cl in enumerate(image_classes)
+                    if j != i and self.leq(image_classes[i][0], cl[0]) and not self.leq(cl[0], image_classes[i][0])
+                ]
+                depth[i] = 1 if Q in image_classes[i] else 1 + max(d(j) for j in above)
+            return depth[i]
+
+        by_set = {A: d(i) for i, cl in enumerate(image_classes) for A in cl}
+        skeleton_depth = max(by_set.values()) + (0 if any(len(A) == 1 for A in self.images) else 1)
+        return by_set, skeleton_depth - 1
+
     def holonomy_groups(self) -> list[set[Transformation]]:
         """One holonomy group per subduction class of sets with at least two points."""
         out = []
@@ -127,3 +151,21 @@ def check_gh_weights(model) -> None:
             for b, vv in zip(beta[r], v[r]):
                 prod = (np.eye(len(vv)) - b * np.outer(vv, vv)) @ prod
             assert np.allclose(prod, a[r], atol=1e-9)
+
+
+def err_ratio(x, ref) -> float:
+    """RMS(x − ref) / RMS(ref) in float64 (complex128 for complex inputs), for torch tensors (any dtype, gradients
+    detached) or arrays; the absolute RMS error when the reference is zero."""
+    a, b = (_as_f64(t) for t in (x, ref))
+    err = float(np.sqrt(np.mean(np.abs(a - b) ** 2))) if a.size else 0.0
+    base = float(np.sqrt(np.mean(np.abs(b) ** 2))) if b.size else 0.0
+    return err / base if base > 0 else err
+
+
+def _as_f64(t) -> np.ndarray:
+    """A float64 (complex128 for complex values) numpy copy of a tensor or an array."""
+    if hasattr(t, "detach"):
+        t = t.detach().cpu().resolve_conj()
+        t = (t.cdouble() if t.is_complex() else t.double()).numpy()
+    a = np.asarray(t)
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)

@@ -1,0 +1,245 @@
+"""diag_scan: every path against the sequential reference differentiated by autograd (naive), with the eigenvalues
+the theory needs (a_t ∈ {−1, 0}, complex a_t on the unit circle), padded batches, low precision, gradcheck, the
+Triton kernels under the interpreter, bad input, and the ahead-of-time compilation of the GPU kernels."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import err_ratio
+
+from fsa2rnn.fsa.errors import FsaError
+from fsa2rnn.nn.ops import diag_scan
+from fsa2rnn.nn.ops.diag_scan import torch_scan
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _has_triton() -> bool:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def _case(bsz, length, d, *, complex_=False, hard=False, seed=0):
+    """a, b, h0 in float64/complex128 and lengths; ``hard`` samples a_t from {−1, 0, 1} and (complex) the unit
+    circle, exactly, mixed with random values of modulus ≤ 1."""
+    g = torch.Generator().manual_seed(seed)
+    shape = (bsz, length, d)
+    if complex_:
+        theta = 2 * torch.pi * torch.rand(shape, generator=g, dtype=torch.float64)
+        radius = torch.rand(shape, generator=g, dtype=torch.float64)
+        if hard:
+            radius = torch.where(torch.rand(shape, generator=g) < 0.7, 1.0, radius)  # mostly |a| = 1
+        a = torch.polar(radius, theta)
+        b = torch.complex(*(torch.randn(shape, generator=g, dtype=torch.float64) for _ in range(2)))
+        h0 = torch.complex(*(torch.randn(bsz, d, generator=g, dtype=torch.float64) for _ in range(2)))
+    else:
+        a = 2 * torch.rand(shape, generator=g, dtype=torch.float64) - 1
+        b = torch.randn(shape, generator=g, dtype=torch.float64)
+        h0 = torch.randn(bsz, d, generator=g, dtype=torch.float64)
+    if hard:
+        pick = torch.randint(0, 4, shape, generator=g)
+        special = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64)[pick.clamp(max=2)].to(a.dtype)
+        if complex_:
+            special = torch.where(pick == 3, torch.tensor(1j, dtype=a.dtype), special)
+        a = torch.where(torch.rand(shape, generator=g) < 0.5, special, a)
+    lengths = torch.randint(0, length + 1, (bsz,), generator=g)
+    lengths[0] = length
+    return a, b, h0, lengths
+
+
+def _run(impl, a, b, h0, lengths, cot, **kw):
+    """Forward and every input's gradient (against the cotangent ``cot``)."""
+    a, b, h0 = (x.detach().clone().requires_grad_() for x in (a, b, h0))
+    if impl == "triton_chunk":
+        from fsa2rnn.nn.ops.diag_scan.triton import triton_diag_scan
+
+        h = triton_diag_scan(a, b, h0, lengths, chunk=kw["chunk"])
+    else:
+        h = diag_scan(a, b, h0, lengths=lengths, impl=impl)
+    grads = torch.autograd.grad(h, (a, b, h0), cot)
+    return (h.detach(), *grads)
+
+
+def _assert_close(ref, got, tol):
+    for name, r, x in zip(("h", "grad a", "grad b", "grad h0"), ref, got):
+        assert err_ratio(x, r) <= tol, (name, err_ratio(x, r))
+
+
+@pytest.mark.parametrize("length", [1, 63, 100, 1000])
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("hard", [False, True])
+def test_torch_matches_naive_float64(length, complex_, hard):
+    a, b, h0, lengths = _case(3, length, 4, complex_=complex_, hard=hard, seed=length)
+    cot = torch.randn_like(b)
+    ref = _run("naive", a, b, h0, lengths, cot)
+    got = _run("torch", a, b, h0, lengths, cot)
+    _assert_close(ref, got, 1e-10)
+    # final values: the state at each sequence's last valid position, zeros after it
+    for i, n in enumerate(lengths.tolist()):
+        if n:
+            assert err_ratio(got[0][i, n - 1], ref[0][i, n - 1]) <= 1e-10
+        assert torch.all(got[0][i, n:] == 0)
+
+
+@pytest.mark.parametrize("chunk", [2, 4, 16])
+def test_every_chunking_matches_naive(monkeypatch, chunk):
+    """Force the chunk length (the cost model's choice must not matter): a tail that is not a multiple of the
+    chunk, and the recursive carry (chunked again), forward and backward."""
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: chunk if length >= 2 * chunk else length)
+    a, b, h0, lengths = _case(2, 203, 3, complex_=True, hard=True, seed=chunk)
+    cot = torch.randn_like(b)
+    _assert_close(_run("naive", a, b, h0, lengths, cot), _run("torch", a, b, h0, lengths, cot), 1e-10)
+
+
+def test_hard_eigenvalues_exact():
+    """a_t = 0 resets (h_t = b_t exactly, and no gradient reaches earlier steps); a_t = −1 flips the sign; no NaN
+    (a backward that divided by a_t, or took log a_t, would produce them here)."""
+    a = torch.tensor([[[0.5], [0.0], [-1.0], [-1.0], [1j]]], dtype=torch.complex128).requires_grad_()
+    b = torch.tensor([[[1.0], [2.0], [0.0], [0.0], [0.0]]], dtype=torch.complex128).requires_grad_()
+    h0 = torch.tensor([[3.0]], dtype=torch.complex128).requires_grad_()
+    for impl in ("naive", "torch"):
+        h = diag_scan(a, b, h0, impl=impl)
+        assert h[0, :, 0].tolist() == [2.5, 2.0, -2.0, 2.0, 2j]
+        ga, gb, gh0 = torch.autograd.grad(h[0, -1, 0].real, (a, b, h0))
+        assert not any(torch.isnan(x).any() for x in (ga, gb, gh0))
+        assert gh0.abs().sum() == 0 and gb[0, 0].abs() == 0  # blocked by the a_t = 0 at the second step
+        # ∂L/∂a_T = conj(h_{T−1}) · ∂L/∂h_T = conj(2) · 1, PyTorch's convention for complex inputs
+        assert torch.allclose(ga[0, -1], torch.tensor([2.0], dtype=torch.complex128))
+
+
+def test_padded_batch_equals_each_word_alone():
+    a, b, h0, lengths = _case(4, 50, 3, hard=True, seed=5)
+    lengths = torch.tensor([50, 17, 1, 0])
+    cot = torch.randn_like(b)
+    h, ga, gb, gh0 = _run("torch", a, b, h0, lengths, cot)
+    for i, n in enumerate(lengths.tolist()):
+        assert torch.all(h[i, n:] == 0) and torch.all(ga[i, n:] == 0) and torch.all(gb[i, n:] == 0)
+        if n == 0:
+            assert torch.all(gh0[i] == 0)
+            continue
+        one = _run("naive", a[i : i + 1, :n], b[i : i + 1, :n], h0[i : i + 1], None, cot[i : i + 1, :n])
+        assert err_ratio(h[i, :n], one[0][0]) <= 1e-12
+        assert err_ratio(ga[i, :n], one[1][0]) <= 1e-12
+        assert err_ratio(gb[i, :n], one[2][0]) <= 1e-12
+        assert err_ratio(gh0[i], one[3][0]) <= 1e-12
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_float32_within_1e5(complex_):
+    a, b, h0, lengths = _case(2, 1000, 8, complex_=complex_, hard=True, seed=11)
+    low = torch.complex64 if complex_ else torch.float32
+    a, b, h0 = (x.to(low) for x in (a, b, h0))
+    cot = torch.randn_like(b)
+    ref = _run("naive", *(x.to(torch.complex128 if complex_ else torch.float64) for x in (a, b, h0)), lengths, cot.to(
+        torch.complex128 if complex_ else torch.float64))  # fmt: skip
+    _assert_close(ref, _run("torch", a, b, h0, lengths, cot), 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_within_1e2(dtype):
+    """Against the float64 reference run on the same rounded inputs (fla's get_err_ratio)."""
+    a, b, h0, lengths = _case(2, 300, 8, hard=True, seed=3)
+    a, b, h0 = (x.to(dtype) for x in (a, b, h0))
+    cot = torch.randn(b.shape, dtype=torch.float64).to(dtype)
+    ref = _run("naive", a.double(), b.double(), h0.double(), lengths, cot.double())
+    _assert_close(ref, _run("torch", a, b, h0, lengths, cot), 1e-2)
+
+
+@pytest.mark.parametrize("impl", ["naive", "torch"])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_gradcheck(impl, complex_):
+    a, b, h0, lengths = _case(2, 9, 2, complex_=complex_, hard=True, seed=2)
+    lengths = torch.tensor([9, 5])
+    ins = tuple(x.clone().requires_grad_() for x in (a, b, h0))
+    assert torch.autograd.gradcheck(lambda a, b, h0: diag_scan(a, b, h0, lengths=lengths, impl=impl), ins)
+
+
+def test_gradcheck_chunked(monkeypatch):
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: 3 if length >= 6 else length)
+    a, b, h0, _ = _case(1, 14, 2, complex_=True, hard=True, seed=4)
+    ins = tuple(x.clone().requires_grad_() for x in (a, b, h0))
+    assert torch.autograd.gradcheck(lambda a, b, h0: diag_scan(a, b, h0, impl="torch"), ins)
+
+
+def test_no_h0_and_empty():
+    a, b, _, _ = _case(2, 20, 3, seed=1)
+    assert torch.equal(diag_scan(a, b, impl="torch"), diag_scan(a, b, torch.zeros(2, 3, dtype=a.dtype), impl="torch"))
+    assert err_ratio(diag_scan(a, b, impl="torch"), diag_scan(a, b, impl="naive")) <= 1e-12
+    empty = torch.zeros(2, 0, 3)
+    assert diag_scan(empty, empty, impl="torch").shape == (2, 0, 3)
+
+
+@pytest.mark.skipif(not _has_triton(), reason="triton not installed")
+@pytest.mark.parametrize(
+    "complex_,chunk,dtype",
+    [(False, 4, torch.float64), (True, None, torch.float64), (True, 4, torch.float64), (False, 4, torch.bfloat16)],
+)
+def test_triton_matches_naive_under_interpreter(complex_, chunk, dtype):
+    a, b, h0, lengths = _case(2, 10, 3, complex_=complex_, hard=True, seed=7)
+    lengths = torch.tensor([10, 6])
+    cot = torch.randn_like(b)
+    ref = _run("naive", a, b, h0, lengths, cot)
+    if dtype == torch.bfloat16:
+        a, b, h0, cot = (x.to(dtype) for x in (a, b, h0, cot))
+        ref = _run("naive", a.double(), b.double(), h0.double(), lengths, cot.double())
+    got = _run("triton_chunk", a, b, h0, lengths, cot, chunk=chunk)
+    _assert_close(ref, got, 1e-10 if dtype == torch.float64 else 1e-2)
+
+
+@pytest.mark.parametrize(
+    "args,kw,match",
+    [
+        ((torch.zeros(2, 3), torch.zeros(2, 3)), {}, r"a has shape \(2, 3\), expected 3 dimensions"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 5)), {}, r"b has shape \(2, 3, 5\), expected \(2, 3, 4\)"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 4, dtype=torch.float64)), {}, r"b has dtype float64, expected"),
+        ((torch.zeros(2, 3, 4, dtype=torch.long),) * 2, {}, r"a has dtype int64"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 4), torch.zeros(3, 4)), {}, r"h0 has shape \(3, 4\), expected"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)), {"lengths": torch.tensor([1, 4])}, r"lengths must lie in"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)), {"lengths": torch.tensor([1])}, r"lengths has shape \(1,\)"),
+        ((torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)), {"impl": "magic"}, r"unknown impl 'magic'"),
+    ],
+)
+def test_bad_input(args, kw, match):
+    with pytest.raises(ValueError, match=match) as err:
+        diag_scan(*args, **kw)
+    assert isinstance(err.value, FsaError) and err.value.args[0].startswith("diag_scan: ")
+
+
+def test_importing_ops_does_not_import_triton():
+    code = "import sys, fsa2rnn.nn.ops as ops; ops.diag_scan; ops.dlr_kernel_conv; assert 'triton' not in sys.modules"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+@pytest.mark.skipif(not _has_triton(), reason="triton not installed")
+def test_gpu_kernels_compile_for_the_h200():
+    """Ahead-of-time compilation of the ops' GPU kernels for sm_90 down to cubin (no GPU needed), in a fresh process
+    without the interpreter; skipped when this triton cannot compile for CUDA ahead of time."""
+    try:
+        from triton.backends.compiler import GPUTarget  # noqa: F401
+        from triton.compiler import ASTSource  # noqa: F401
+    except ImportError:
+        pytest.skip("triton has no ahead-of-time compile API")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_ops.py"), "--compile-only", "--smoke"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if res.returncode != 0 and "ptxas" in res.stderr and "not found" in res.stderr.lower():
+        pytest.skip("no CUDA toolchain (ptxas) for ahead-of-time compilation")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "kernel variants for sm_90" in res.stdout
