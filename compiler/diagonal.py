@@ -12,6 +12,15 @@ automaton only when its transition group is abelian, and a cascade only when eve
   (o, χ(g)) for any g with g(ρ_o) = p — an orbit coordinate (real, kept by permutations) when the level has several
   orbits, then the character coordinates. Permutation rows: A = diag(1, χ(g)), B = 0; reset rows to q: A = 0,
   B = a code of q (B ≠ 0). Readout: nearest code point → point; the coordinate tuple → state by the cascade.
+- ``series`` — solvable groups (fsa/group_series.py, Kaloujnine–Krasner): the cascade of the factors of the
+  derived series (refined to elementary abelian factors for 2-groups: ±1 layers), each factor abelian, so each
+  level is one diagonal layer as for ``cascade``; an automaton that is not a group: its holonomy cascade with each
+  level's group replaced by its series. Every automaton whose groups are solvable compiles; a non-abelian simple
+  composition factor (A5 for S5, M11, PSL(2,7)) is refused by name — a group dividing a cascade of abelian
+  components is solvable (Krohn–Rhodes with Jordan–Hölder).
+
+``auto``: ``group`` for abelian groups, ``series`` for non-abelian ones; otherwise ``cascade`` when every holonomy
+group is abelian, else ``series``.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, o
 from .lrnn_spec import DiagonalLayerSpec, assemble_construction, resolve_initial
 from .model import CompiledModel
 
-CONSTRUCTIONS = ("auto", "group", "cascade")
+CONSTRUCTIONS = ("auto", "group", "cascade", "series")
 #: code points per layer (orbits × group elements)
 MAX_CODES = 10**5
 _WHY = "diagonal transition matrices commute, so they generate only abelian groups"
@@ -124,10 +133,56 @@ def _level(automaton: Automaton, cascade, i: int, start: int) -> DiagonalLayerSp
     )
 
 
+def _abelian_levels(cascade) -> bool:
+    """Whether every component of every level has commuting permutation rows (what ``_level`` needs)."""
+    from .cascade_to_householder import level_rows
+
+    for i in range(cascade.n_levels):
+        _, images = cascade.dependency(i)
+        kinds, _ = level_rows(images, i)
+        is_perm = np.array([k == "perm" for k in kinds])
+        perms = images[is_perm] if is_perm.any() else np.arange(cascade.widths[i])[None, :]
+        for comp in cascade.levels[i].components:
+            if noncommuting_pair(perms[:, comp.offset : comp.offset + comp.points] - comp.offset) is not None:
+                return False
+    return True
+
+
 def _cascade(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
     from .cascade_to_householder import decompose
 
-    cascade = decompose(automaton)
+    return _cascade_layers(automaton, q0, decompose(automaton))
+
+
+def _series(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
+    from fsa2rnn.fsa.group_series import group_cascade, non_abelian_factors
+
+    bad = non_abelian_factors(automaton)
+    if bad:
+        where = "transition group" if automaton.is_group_automaton else "holonomy groups"
+        raise ConstructionError(
+            f"target 'diagonal' refuses {automaton.name or 'this automaton'}: its {where} "
+            f"{'has' if automaton.is_group_automaton else 'have'} the non-abelian simple composition factor"
+            f"{'s' if len(bad) > 1 else ''} {', '.join(bad)}, and a group that divides a cascade of abelian "
+            f"(diagonal) layers is solvable (Krohn–Rhodes with Jordan–Hölder)"
+        )
+    cascade = group_cascade(automaton)
+    layers, keys, states, facts = _cascade_layers(automaton, q0, cascade)
+    facts = {
+        "decomposition": str(cascade),
+        "series": cascade.series_name,
+        "real": not any(layer.is_complex for layer in layers),
+        "bound": "one diagonal layer per factor of the series (derived length ≤ layers ≤ composition length per "
+        "group); width = cyclic factors of the factor (+1 orbit coordinate); eigenvalues roots of unity, resets "
+        "through B ≠ 0",
+    }
+    return layers, keys, states, facts
+
+
+def _cascade_layers(
+    automaton: Automaton, q0: int, cascade
+) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
+    """One diagonal layer per level of a cascade with abelian levels (``_level``), and the final readout."""
     if cascade.n_levels == 0:  # one state: a single constant coordinate
         one = DiagonalLayerSpec(
             keys=np.arange(automaton.n_symbols)[:, None],
@@ -166,6 +221,22 @@ def compile_diagonal(
         )
     q0 = resolve_initial(automaton, initial)
     if construction == "auto":
-        construction = "group" if automaton.is_group_automaton else "cascade"
-    build = _group if construction == "group" else _cascade
+        if automaton.is_group_automaton:
+            abelian = noncommuting_pair(np.asarray(automaton.transitions)) is None
+            construction = "group" if abelian else "series"
+        else:
+            from .cascade_to_householder import decompose
+
+            cascade = decompose(automaton)
+            if _abelian_levels(cascade):
+                return assemble_construction(
+                    automaton,
+                    q0,
+                    lambda a, q: _cascade_layers(a, q, cascade),
+                    target="diagonal",
+                    construction="cascade",
+                    verify=verify,
+                )
+            construction = "series"
+    build = {"group": _group, "cascade": _cascade, "series": _series}[construction]
     return assemble_construction(automaton, q0, build, target="diagonal", construction=construction, verify=verify)

@@ -1,4 +1,4 @@
-"""Which architecture families realize an automaton, at what size, and why — in the two senses of THEORY.md.
+"""Which architecture families realize an automaton, at what size, and why — in the two senses of docs/theory.md ("Two meanings of finite precision").
 
 - ``exact``: exact arithmetic with a finite set of reachable hidden states (the negative-eigenvalues paper's
   "finite precision": integer code points, 0/±1 matrices);
@@ -60,6 +60,22 @@ def _cascade_sizes(automaton: Any) -> dict[str, Any]:
         return {"layers": None, "width": None, "note": f"cascade (holonomy decomposition refused: {exc})"}
     widths = [int(lv.n_points) for lv in levels]
     return {"layers": len(widths), "width": widths, "note": "one layer per holonomy level"}
+
+
+def _series_sizes(automaton: Any) -> dict[str, Any]:
+    """Layers and widths of the diagonal series construction (fsa/group_series.py), or nulls with the refusal."""
+    from .group_series import series_sizes
+
+    try:
+        sizes = series_sizes(automaton)
+    except FsaError as exc:
+        return {"layers": None, "width": None, "note": f"series cascade (refused: {exc})"}
+    return {
+        "layers": sizes["layers"],
+        "width": sizes["width"],
+        "real": sizes["real"],
+        "note": f"series cascade {sizes['display']} ({sizes['series']}), one diagonal layer per factor",
+    }
 
 
 def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cascade: bool = True) -> dict[str, Any]:
@@ -142,10 +158,14 @@ def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cas
     elif exponent2_abelian:
         real = {"realizes": True, "layers": 1, "width": n, "theorem": "an abelian group of exponent 2: diagonal ±1"}
     elif two_groups:
+        series = _series_sizes(automaton) if cascade else dict(skipped)
         real = {
             "realizes": True,
-            "layers": None,
-            "theorem": "every subgroup is a 2-group: a cascade of C2 (±1) and reset layers (Krohn–Rhodes)",
+            "layers": series["layers"],
+            "width": series["width"],
+            "note": series["note"],
+            "theorem": "every subgroup is a 2-group: a cascade of C2 (±1) and reset layers (Krohn–Rhodes; "
+            "derived series refined to elementary abelian factors)",
         }
     else:
         real = {
@@ -162,10 +182,14 @@ def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cas
             "theorem": "a commutative group is a product of cyclic groups: rotations e^{2πi/m} on the diagonal",
         }
     elif solvable:
+        series = series if two_groups and cascade else (_series_sizes(automaton) if cascade else dict(skipped))
         cplx = {
             "realizes": True,
-            "layers": None,
-            "theorem": "solvable: a cascade of cyclic (unit-modulus) and reset (B ≠ 0) layers (Krohn–Rhodes)",
+            "layers": series["layers"],
+            "width": series["width"],
+            "note": series["note"],
+            "theorem": "solvable: a cascade of the abelian factors of each group's derived series (Kaloujnine–"
+            "Krasner), unit-modulus roots of unity, and reset (B ≠ 0) layers (Krohn–Rhodes)",
         }
     else:
         cplx = {

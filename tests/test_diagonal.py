@@ -56,10 +56,14 @@ def test_abelian_cascades_with_resets(spec):
     _runs(m, a)
 
 
-@pytest.mark.parametrize("spec,pattern", [("S3", "do not commute"), ("Q8", "do not commute"), ("T3", r"\(3,S3\)")])
-def test_non_abelian_refused_with_reason(spec, pattern):
+@pytest.mark.parametrize(
+    "spec,construction,pattern",
+    [("S3", "group", "do not commute"), ("Q8", "group", "do not commute"), ("T3", "cascade", r"\(3,S3\)")],
+)
+def test_non_abelian_refused_with_reason(spec, construction, pattern):
+    """The abelian constructions refuse non-abelian groups (construction 'series' handles them: test_group_series)."""
     with pytest.raises(ConstructionError, match=pattern) as exc:
-        compile_diagonal(resolve_spec(spec))
+        compile_diagonal(resolve_spec(spec), construction=construction)
     assert "diagonal transition matrices commute" in str(exc.value)
 
 

@@ -55,13 +55,22 @@ def test_random_permutation_automata():
 
 
 def _diagonal_or_refused(a: Automaton, run: bool = True) -> str:
-    """compile_diagonal refuses exactly the automata whose groups are not all abelian (brute-force oracle)."""
+    """compile_diagonal's abelian constructions refuse exactly the automata whose groups are not all abelian
+    (brute-force oracle); those go through construction 'series', refused only for a non-abelian simple factor."""
     realizable = diagonal_realizable(a.transitions, a.initial)
     try:
-        m = compile_diagonal(a)
+        m = compile_diagonal(a, construction="group" if a.is_group_automaton else "cascade")
     except ConstructionError as exc:
         assert not realizable, f"{a.name}: refused although every group is abelian: {exc}"
         assert "abelian" in str(exc) or "commut" in str(exc)
+        try:
+            m = compile_diagonal(a)
+        except ConstructionError as exc2:
+            assert "non-abelian simple composition factor" in str(exc2)
+            return "refused"
+        assert m.construction == "series" and m.summary["verified"]
+        if run:
+            _batch_check([m], [a], length=200)
         return "refused"
     assert realizable, f"{a.name}: compiled although a group is non-abelian"
     assert m.summary["verified"]
