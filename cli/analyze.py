@@ -10,10 +10,10 @@ import click
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import classify
 from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.monoid import MAX_ELEMENTS, TransitionMonoid
-from fsa2rnn.fsa.realizability import realizability
+from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
 
 from .errors import echo_json
+from .options import max_states_option
 from .progress import stages
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
@@ -24,12 +24,15 @@ def analysis(
     max_elements: int = MAX_ELEMENTS,
     cascade: bool = True,
     step: Callable[[str], None] = lambda stage: None,
+    max_bytes: int = MAX_BYTES,
 ) -> dict[str, Any]:
     """The JSON object of `analyze --json`: {"automaton": …, "monoid": …, "realizability": …}.
 
     ``step(name)`` is called as each of the ANALYSIS_STAGES starts (for a progress bar)."""
+    from fsa2rnn.fsa.realizability import realizability  # imports the holonomy code: after the limits are checked
+
     step(ANALYSIS_STAGES[0])
-    M = TransitionMonoid(a, max_elements=max_elements)
+    M = TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes)
     step(ANALYSIS_STAGES[1])
     G = M.green
     monoid: dict[str, Any] = {
@@ -99,12 +102,28 @@ def _text(report: dict[str, Any]) -> list[str]:
     show_default=True,
     help="Refuse monoids with more elements (exit 2).",
 )
+@click.option(
+    "--max-memory",
+    type=click.FloatRange(min=0, min_open=True),
+    default=MAX_BYTES / 2**30,
+    show_default=True,
+    help="GiB the monoid and Green's structure may take; fewer elements are allowed when each is large (exit 2).",
+)
 @click.option("--no-cascade", is_flag=True, help="Skip the holonomy decomposition in the realizability report.")
-def analyze_command(spec: str, as_json: bool, max_elements: int, no_cascade: bool) -> None:
+@max_states_option
+def analyze_command(
+    spec: str, as_json: bool, max_elements: int, max_memory: float, no_cascade: bool, max_states: int
+) -> None:
     """Transition monoid, Green's classes, maximal subgroups and realizability of SPEC."""
-    automaton = resolve_spec(spec)
+    automaton = resolve_spec(spec, max_states=max_states)
     with stages("analyze", len(ANALYSIS_STAGES)) as step:
-        report = analysis(automaton, max_elements=max_elements, cascade=not no_cascade, step=step)
+        report = analysis(
+            automaton,
+            max_elements=max_elements,
+            cascade=not no_cascade,
+            step=step,
+            max_bytes=int(max_memory * 2**30),
+        )
     if as_json:
         echo_json(report)
         return

@@ -1,17 +1,17 @@
-"""`fsa2rnn compile SPEC --target householder|nfsm|diagonal -o MODEL`: exact weights, checked, written atomically."""
+"""`fsa2rnn compile SPEC --target householder|nfsm|diagonal|affine -o MODEL`: exact weights, checked, written
+atomically."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from fsa2rnn.fsa.errors import ConstructionError, FsaError
+from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.library import resolve_spec
 
 from .errors import echo_json, echo_report
+from .options import check_output, max_states_option
 
-TARGETS = ("householder", "nfsm", "diagonal")
+TARGETS = ("householder", "nfsm", "diagonal", "affine")
 
 
 @click.command("compile")
@@ -21,14 +21,16 @@ TARGETS = ("householder", "nfsm", "diagonal")
     "--construction",
     default="auto",
     show_default=True,
-    help="householder: auto|permutation|rotation|reflections2|cascade; diagonal: auto|group|cascade.",
+    help="householder: auto|permutation|rotation|reflections2|cascade; diagonal: auto|group|cascade|series; "
+    "affine: auto|shift_register.",
 )
 @click.option("--heads", default="auto", show_default=True, help="nfsm: auto|single|multi.")
 @click.option("--layers", "layers_opt", default="auto", show_default=True, help="nfsm: auto|single|stacked.")
 @click.option("--margin", type=float, default=None, help="nfsm: logit margin.")
 @click.option("--initial", default=None, help="Initial state (name); needed when the spec has none.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Model file to write.")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Model file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@max_states_option
 def compile_command(
     spec: str,
     target: str,
@@ -39,12 +41,11 @@ def compile_command(
     initial: str | None,
     output: str,
     as_json: bool,
+    max_states: int,
 ) -> None:
     """Compile SPEC into exact weights for TARGET and write MODEL (safetensors with a JSON header)."""
-    out_dir = Path(output).parent
-    if not out_dir.is_dir():
-        raise FsaError(f"cannot write {output!r}: the directory {str(out_dir)!r} does not exist")
-    automaton = resolve_spec(spec)
+    check_output(output)
+    automaton = resolve_spec(spec, max_states=max_states)
     if target == "nfsm":
         from fsa2rnn.compiler import compile_nfsm
 
@@ -55,6 +56,12 @@ def compile_command(
         from fsa2rnn.compiler import compile_householder
 
         model = compile_householder(automaton, construction=construction, initial=initial)
+    elif target == "affine":  # definite automata only; Theorem 4.1 refuses the rest
+        from fsa2rnn.compiler.definite_to_affine import compile_affine
+
+        if construction not in ("auto", "shift_register"):
+            raise ConstructionError(f"the affine target has one construction, shift_register (got {construction!r})")
+        model = compile_affine(automaton, initial=initial)
     else:
         from fsa2rnn.compiler import compile_diagonal
 
@@ -69,10 +76,12 @@ def compile_command(
         from fsa2rnn.realize.certificate import certificate_summary
 
         summary["certificate"] = certificate_summary(model)
-    try:
-        model.save(output)
-    except OSError as exc:
-        raise FsaError(f"cannot write {output!r}: {exc.strerror or exc}") from None
+    if target == "affine":
+        from fsa2rnn.realize.conditions import check_conditions
+
+        radius = check_conditions(model, 0.0, simulate=False)["radius"]
+        summary["robust"] = f"certified robust for every η < {radius:.6g} (Theorems 3.2 and 4.1 (ii))"
+    model.save(output)
     summary["output"] = output
     if as_json:
         echo_json(summary)

@@ -6,15 +6,17 @@ from typing import Any
 
 import click
 
+from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.cascade import Cascade
 from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
 from fsa2rnn.fsa.library import resolve_spec
 
 from .errors import echo_json
+from .options import check_output, max_states_option
 
 
 def decomposition_summary(cascade: Cascade) -> dict[str, Any]:
-    """The JSON object of `decompose --json` (DESIGN.md: ``levels`` top first, ``emulation_verified``)."""
+    """The JSON object of `decompose --json` (docs/architecture.md: ``levels`` top first, ``emulation_verified``)."""
     sk = cascade.skeleton
     return {
         "n_states": cascade.n_states,
@@ -24,7 +26,13 @@ def decomposition_summary(cascade: Cascade) -> dict[str, Any]:
             {
                 "n_points": lv.n_points,
                 "components": [
-                    {"points": c.points, "group_order": c.group_order, "group": c.group} for c in lv.components
+                    {
+                        "points": c.points,
+                        "group_order": c.group_order,
+                        "group": c.group,
+                        "composition_factors": list(c.composition_factors or ()),
+                    }
+                    for c in lv.components
                 ],
             }
             for lv in cascade.levels
@@ -41,7 +49,7 @@ def decomposition_summary(cascade: Cascade) -> dict[str, Any]:
 @click.command("decompose")
 @click.argument("spec")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the cascade as Graphviz (.dot/.svg).")
+@click.option("--dot", "dot_file", type=click.Path(), help="Write the cascade as Graphviz (.dot/.svg).")
 @click.option(
     "--max-image-set",
     type=click.IntRange(min=1),
@@ -49,11 +57,23 @@ def decomposition_summary(cascade: Cascade) -> dict[str, Any]:
     show_default=True,
     help="Refuse automata whose extended image set is larger.",
 )
-def decompose_command(spec: str, as_json: bool, dot_file: str | None, max_image_set: int) -> None:
+@click.option(
+    "--group-series",
+    is_flag=True,
+    help="Replace each group by the cascade of its series' factors (Kaloujnine–Krasner; fsa/group_series.py).",
+)
+@max_states_option
+def decompose_command(
+    spec: str, as_json: bool, dot_file: str | None, max_image_set: int, group_series: bool, max_states: int
+) -> None:
     """Holonomy decomposition of SPEC: levels of permutation-reset components, verified to emulate SPEC."""
-    a = resolve_spec(spec)
+    check_output(dot_file)
+    a = resolve_spec(spec, max_states=max_states)
+    if group_series:
+        _series(a, spec, as_json, dot_file)
+        return
     cascade = holonomy_decomposition(a, max_image_set=max_image_set)
-    if dot_file:
+    if dot_file is not None:
         from fsa2rnn.fsa.dot import write_dot
 
         write_dot(cascade.to_dot(), dot_file)
@@ -75,7 +95,42 @@ def decompose_command(spec: str, as_json: bool, dot_file: str | None, max_image_
         f"emulation:   {'verified' if cascade.emulation_verified else 'NOT verified'} "
         f"({s['reachable_tuples']} reachable coordinate tuples x {a.n_symbols} symbols, and random words)"
     )
-    if dot_file:
+    if dot_file is not None:
+        click.echo(f"wrote {dot_file}")
+
+
+def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> None:
+    """`decompose --group-series`: the series cascade (each level a factor of a group's series)."""
+    from fsa2rnn.fsa.group_series import group_cascade
+
+    cascade = group_cascade(a)
+    if dot_file is not None:
+        from fsa2rnn.fsa.dot import write_dot
+
+        write_dot(cascade.to_dot(), dot_file)
+    s = decomposition_summary(cascade)
+    s["series"] = cascade.series_name
+    s["source"] = "transition group" if cascade.source is None else f"holonomy cascade {cascade.source}"
+    for lv, info in zip(s["levels"], cascade.series):
+        lv.update(source_level=info.source + 1, factor=info.index + 1, orbits=info.orbits)
+    if as_json:
+        echo_json(s)
+        return
+    click.echo(f"automaton:   {a.name or spec} ({a.n_states} states, {a.n_symbols} symbols)")
+    click.echo(f"source:      {s['source']}")
+    click.echo(f"series:      {s['series']}")
+    click.echo(f"levels:      {cascade.n_levels} (widths {cascade.widths})")
+    for i, (lv, info) in enumerate(zip(cascade.levels, cascade.series)):
+        c = lv.components[0]
+        orbits = f", {info.orbits} orbits folded in" if info.orbits > 1 else ""
+        where = f"factor {info.index + 1} of level {info.source + 1}"
+        click.echo(f"  level {i + 1}: ({c.points},{c.group}) {where}{orbits}")
+    click.echo(f"cascade:     {cascade}")
+    click.echo(
+        f"emulation:   {'verified' if cascade.emulation_verified else 'NOT verified'} "
+        f"({s['reachable_tuples']} reachable coordinate tuples x {a.n_symbols} symbols, and random words)"
+    )
+    if dot_file is not None:
         click.echo(f"wrote {dot_file}")
 
 

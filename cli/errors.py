@@ -14,7 +14,14 @@ EXIT_BAD_INPUT = 2
 
 
 class FsaGroup(click.Group):
-    """A click group whose commands report FsaError (and click usage errors) as one line with exit code 2."""
+    """A click group whose commands report FsaError and click's usage errors (a bad option value, a missing
+    argument, an unknown command) as one line ``error: …`` on stderr with exit code 2."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as exc:
+            _usage_error(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -25,6 +32,22 @@ class FsaGroup(click.Group):
         except MemoryError:
             click.echo("error: out of memory (the request exceeds this machine; see the stated limits)", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            _usage_error(exc)
+
+
+def _usage_error(exc: click.ClickException) -> None:
+    """Print a click error as one line (help requested by an empty command line is shown as help) and exit 2."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if isinstance(exc, click.UsageError) and ctx is not None else ""
+    click.echo(f"error: {_one_line_text(exc.format_message())}{hint}", err=True)
+    raise click.exceptions.Exit(EXIT_BAD_INPUT)
+
+
+def _one_line_text(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _one_line(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.library.builtins import CATALOGUE
 
 from .errors import echo_json
+from .options import check_output, max_states_option
 
 _PREVIEW = 8
 
@@ -69,13 +70,13 @@ def _table(a: Automaton) -> list[str]:
 @click.command("show")
 @click.argument("spec")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (with the full transition table).")
-@click.option(
-    "--dot", "dot_file", type=click.Path(dir_okay=False), help="Also write a Graphviz file (.dot, .svg, .png)."
-)
-def show_command(spec: str, as_json: bool, dot_file: str | None) -> None:
+@click.option("--dot", "dot_file", type=click.Path(), help="Also write a Graphviz file (.dot, .svg, .png).")
+@max_states_option
+def show_command(spec: str, as_json: bool, dot_file: str | None, max_states: int) -> None:
     """Summarize the automaton SPEC: a JSON spec file, regex:PATTERN, or a builtin (see `fsa2rnn list`)."""
-    a = resolve_spec(spec)
-    if dot_file:
+    check_output(dot_file)
+    a = resolve_spec(spec, max_states=max_states)
+    if dot_file is not None:
         from fsa2rnn.fsa.dot import to_dot, write_dot
 
         write_dot(to_dot(a), dot_file)
@@ -96,5 +97,5 @@ def show_command(spec: str, as_json: bool, dot_file: str | None) -> None:
         click.echo(f"factors:     {' x '.join(f.name or '?' for f in a.factors)}")
     for line in _table(a):
         click.echo("  " + line)
-    if dot_file:
+    if dot_file is not None:
         click.echo(f"wrote {dot_file}")

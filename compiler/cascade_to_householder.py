@@ -3,7 +3,7 @@
 From the holonomy decomposition (fsa/holonomy.py) A^(s) ∘ … ∘ A^(1) of permutation-reset levels: layer i has
 n_i = |Q^(i)| coordinates, a one-hot hidden state, H_0 = e_{c_i(q0)}, and reads the row of
 (x_t, c_0(t−1), …, c_{i−1}(t−1)) — the symbol with the upper levels' decoded states from the *previous* step (the
-cascade product of Definition 1; THEORY.md's one-step causal shift repairs the proof's wiring). A row acting as a
+cascade product of Definition 1; the one-step causal shift of docs/theory.md repairs the proof's wiring). A row acting as a
 permutation σ gives A = P_σ as reflections (one per transposition) and B = 0; a row acting as the constant q gives
 A = 0 = ∏_j (I − e_j e_jᵀ) (n_i GH factors with β = 1) and B = e_q. Readout: argmax per layer (one-hot codes), then
 the coordinate tuple → state by the cascade's emulation map.
@@ -17,7 +17,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from . import gh
-from .lrnn_spec import GHLayerSpec, Readout
+from .lrnn_spec import MAX_KEY_SPACE, GHLayerSpec, Readout
 
 #: a level's GH tensors hold rows × factors × width floats (v) and rows × width² (fused A): at most this many
 MAX_LAYER_ENTRIES = 2 * 10**7
@@ -53,9 +53,44 @@ def check_size(automaton: Automaton) -> None:
         )
 
 
+def levels_lower_bound(automaton: Automaton, enough: int = 64) -> tuple[int, int]:
+    """``(m, x)``: the holonomy cascade has at least m levels, shown by the powers of symbol x (stops at ``enough``).
+
+    The images Q ⊇ Q·x ⊇ Q·x² ⊇ … form a chain of subductions (B·s ≤ B), strict where the size drops; each set of
+    at least 2 states on it lies one level above the next, the last one above the singletons."""
+    best, arg = 0, 0
+    for x in range(automaton.n_symbols):
+        t = automaton.transitions[x]
+        current = np.arange(automaton.n_states)
+        drops = int(len(current) >= 2)
+        while drops < enough:
+            image = np.unique(t[current])
+            if len(image) == len(current):
+                break
+            current = image
+            drops += int(len(current) >= 2)
+        if drops > best:
+            best, arg = drops, x
+    return best, arg
+
+
+def check_key_space_bound(automaton: Automaton) -> None:
+    """Refuse before decomposing when the levels alone force a readout key space over MAX_KEY_SPACE: every level
+    has at least 2 points, so m levels give at least 2^m coordinate tuples."""
+    m, x = levels_lower_bound(automaton)
+    if 2**m > MAX_KEY_SPACE:
+        raise LimitExceededError(
+            f"construction 'cascade': the holonomy cascade has at least {m} levels (the images of the states under "
+            f"the powers of symbol {automaton.symbols[x]!r} shrink {m} times), so its readout keys need at least "
+            f"2^{m} values, over the limit {MAX_KEY_SPACE} = 2^62 of int64 keys"
+        )
+
+
 def cascade_layers(automaton: Automaton, initial: int, cascade=None) -> tuple[list[GHLayerSpec], object]:
     """One GH layer per cascade level, and the cascade."""
     check_size(automaton)
+    if cascade is None:
+        check_key_space_bound(automaton)
     cascade = cascade if cascade is not None else decompose(automaton)
     start = cascade.coordinates[initial]
     layers = []

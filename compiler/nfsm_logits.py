@@ -2,7 +2,7 @@
 
 For a layer with heads of d_1, …, d_r indices, the linear map produces P = Σ d_i² logits per key, head i's block
 read row-major as θ[k, j] (row k: the logits of the index that k goes to). Its table is σ(k) = argmax_j θ[k, j]
-(THEORY.md, NFSM; first index on ties, as numpy and torch do). The compiler chooses
+(docs/theory.md, "Neural Finite-State Machines"; first index on ties, as numpy and torch do). The compiler chooses
 
     θ_key[k, j] = offset + margin·[j = σ_key(k)],
 
@@ -28,6 +28,14 @@ DEFAULT_MARGIN = 1.0
 DEFAULT_OFFSET = 1.0
 #: Largest number of weights (keys × logits per key) a compiled layer may have.
 MAX_WEIGHTS = 2**25
+#: The largest finite value of each dtype the margin certificate covers (realize/certificate.py): the logits of a
+#: compiled layer, and every partial sum of them, must stay below it (with LOGIT_HEADROOM for rounding).
+CERTIFIED_DTYPE_MAX = {
+    "float32": float(np.finfo(np.float32).max),
+    "bfloat16": 3.3895313892515355e38,
+    "float16": 65504.0,
+}
+LOGIT_HEADROOM = 1 + 2**-7
 
 
 def n_logits(heads: Sequence[int]) -> int:
@@ -76,7 +84,28 @@ def compile_logits(
         q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((n_keys, n_keys)))
         emb = q * np.sign(np.diag(r))[None, :]  # Haar-distributed orthogonal matrix: Q·Qᵀ = I
         weight = weight @ emb
+    check_logit_range(weight, offset, margin, embedding)
     return {"embedding": emb, "weight": weight, "bias": np.full(p, offset, dtype=np.float64)}
+
+
+def check_logit_range(weight: np.ndarray, offset: float, margin: float, embedding: str) -> None:
+    """SpecError when the logits could overflow a dtype the certificate covers (CERTIFIED_DTYPE_MAX).
+
+    Every partial sum of the logit W_i·e + b is at most reach = ‖W_i‖₂·‖e‖₂ + |b| in magnitude (Cauchy–Schwarz;
+    ‖e‖₂ = 1 for one-hot and orthogonal embeddings), and for one-hot keys exactly max|W_i| + |b| = margin + |offset|.
+    """
+    if embedding == "onehot":
+        reach = margin + abs(offset)
+    else:
+        reach = float(np.sqrt((weight * weight).sum(axis=1)).max(initial=0.0)) + abs(offset)
+    for name, top in CERTIFIED_DTYPE_MAX.items():
+        if reach * LOGIT_HEADROOM > top:
+            covered = ", ".join(CERTIFIED_DTYPE_MAX)
+            raise SpecError(
+                f"margin {margin:g} is too large: the logits reach {reach:.4g}, above {top:g}, the largest finite "
+                f"{name} (the margin certificate covers {covered}); at offset {offset:g} the margin may be at most "
+                f"{(top / LOGIT_HEADROOM - abs(offset)) / (reach - abs(offset)) * margin:.5g}"
+            )
 
 
 def logits_numpy(embedding: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Automata and their algebra: the Automaton core, spec strings and builtins, transition monoids, holonomy.
 
-Public API (DESIGN.md): ``Automaton``, ``resolve_spec``, ``TransitionMonoid``, ``holonomy_decomposition``.
+Public API (docs/architecture.md): ``Automaton``, ``resolve_spec``, ``TransitionMonoid``, ``holonomy_decomposition``.
 Names are imported lazily so that the core stays light.
 """
 
@@ -14,6 +14,7 @@ from .errors import (
     MissingTransitionError,
     ModelFileError,
     NotAGroupError,
+    OutputFileError,
     SpecError,
     UnknownBuiltinError,
     UnknownStateError,
@@ -38,6 +39,7 @@ __all__ = [
     "NotAGroupError",
     "ConstructionError",
     "ModelFileError",
+    "OutputFileError",
 ]
 
 __getattr__ = lazy_getattr(

@@ -2,7 +2,7 @@
 
 States and symbols have names; internally they are indices 0..n-1 and 0..|Σ|-1 in spec order. δ is stored as an
 integer array ``transitions`` of shape (|Σ|, n): ``transitions[x, q]`` is δ_x(q). A word w = x1…xk acts as
-δ_w = δ_xk ∘ … ∘ δ_x1 (DESIGN.md, "Vocabulary"). Automata are validated at construction and immutable afterwards.
+δ_w = δ_xk ∘ … ∘ δ_x1 (docs/theory.md, "Conventions"). Automata are validated at construction and immutable afterwards.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import (
+    LimitExceededError,
     MissingTransitionError,
     SpecError,
     UnknownStateError,
@@ -28,6 +29,30 @@ _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "acceptin
 #: dtype of transition tables and state arrays.
 STATE_DTYPE = np.int64
 
+#: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
+#: anything of that size is allocated.
+MAX_SPEC_TRANSITIONS = 10_000_000
+#: Largest JSON spec file read (parsing costs several times the text in memory).
+MAX_SPEC_FILE_BYTES = 256 << 20
+
+
+def _declared_count(value: Any) -> int | None:
+    """How many names a spec's "states"/"symbols" value declares (None when the value is malformed)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return len(value) if isinstance(value, (list, tuple)) else None
+
+
+def check_spec_size(n_states: int, n_symbols: int) -> None:
+    """LimitExceededError when a spec declares more than MAX_SPEC_TRANSITIONS transitions (states × symbols)."""
+    if n_states * n_symbols > MAX_SPEC_TRANSITIONS:
+        raise LimitExceededError(
+            f"the spec declares {n_states:,} states × {n_symbols:,} symbols = {n_states * n_symbols:,} transitions, "
+            f"over the limit of {MAX_SPEC_TRANSITIONS:,}"
+        )
+
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
     if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
@@ -36,20 +61,26 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
         if value <= 0:
             raise SpecError(f"spec key {key!r} must be positive, got {value}")
         return tuple(str(i) for i in range(value))
-    names = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (str, int)):
-            raise SpecError(f"spec key {key!r}: name {v!r} is not a string")
-        names.append(str(v))
+    if all(type(v) is str for v in value):
+        names = list(value)
+    else:
+        names = []
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, (str, int)):
+                raise SpecError(f"spec key {key!r}: name {v!r} is not a string")
+            names.append(str(v))
     if not names:
         raise SpecError(
             f"spec key {key!r} is empty" + (": the alphabet needs at least one symbol" if key == "symbols" else "")
         )
-    seen: set[str] = set()
-    for nm in names:
-        if nm in seen:
-            raise SpecError(f"spec key {key!r}: duplicate name {nm!r}")
-        seen.add(nm)
+    if key == "symbols" and "" in names:
+        raise SpecError("spec key 'symbols': a symbol name must not be empty")
+    if len(set(names)) < len(names):
+        seen: set[str] = set()
+        for nm in names:
+            if nm in seen:
+                raise SpecError(f"spec key {key!r}: duplicate name {nm!r}")
+            seen.add(nm)
     return tuple(names)
 
 
@@ -98,6 +129,8 @@ class Automaton:
         k, n = table.shape
         if n == 0:
             raise SpecError("an automaton needs at least one state")
+        if isinstance(states, int) and not isinstance(states, bool) and states != n:  # before naming them all
+            raise SpecError(f"transitions have {n} columns but there are {states} states")
         self._states = _names(n if states is None else states, "states")
         self._symbols = _names(k if symbols is None else list(symbols), "symbols")
         if len(self._states) != n:
@@ -254,9 +287,9 @@ class Automaton:
     def run(self, word: Any, start: int | str | None = None) -> np.ndarray:
         """States after each symbol of a word (or of a batch of words).
 
-        ``word`` is a sequence of symbol names, a 1-D integer array of symbol ids, or a 2-D integer array (B, T)
-        of symbol ids (a batch, vectorized over B). ``start`` is a state index or name, or an int array of shape
-        (B,) for a batch; default: the initial state. Returns int arrays of shape (T,) or (B, T).
+        ``word`` is a sequence of symbol names (str) or of symbol ids (int), a 1-D integer array of symbol ids, or a
+        2-D integer array (B, T) of symbol ids (a batch, vectorized over B). ``start`` is a state index or name, or
+        an int array of shape (B,) for a batch; default: the initial state. Returns int arrays of shape (T,) or (B, T).
         """
         ids = self._as_ids(word)
         if ids.ndim == 1:
@@ -297,21 +330,50 @@ class Automaton:
         return bool(self._accepting[self.final_state(word)])
 
     def _as_ids(self, word: Any) -> np.ndarray:
-        if isinstance(word, np.ndarray) and word.dtype.kind in "iu":
-            ids = word.astype(STATE_DTYPE, copy=False)
-            if ids.size and (ids.min() < 0 or ids.max() >= self.n_symbols):
-                raise UnknownSymbolError(f"symbol id out of range (0..{self.n_symbols - 1})")
-            return ids
+        """Symbol ids of a word: an integer array, a sequence of ids (Python or numpy ints) or of names (str)."""
         if isinstance(word, str):
             raise SpecError(
                 "a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)"
             )
-        return self.encode(word)
+        if isinstance(word, np.ndarray) and word.dtype.kind in "iu":
+            return self._checked_ids(word.astype(STATE_DTYPE, copy=False))
+        items = word.tolist() if isinstance(word, np.ndarray) else list(word)
+        if items and all(isinstance(s, (list, tuple, np.ndarray)) for s in items):  # a batch as nested lists
+            batch = np.asarray(word)
+            if batch.ndim == 2 and batch.dtype.kind in "iu":
+                return self._checked_ids(batch.astype(STATE_DTYPE, copy=False))
+            raise UnknownSymbolError("a batch of words must be a (B, T) array of integer symbol ids")
+        is_id = [isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in items]
+        if all(is_id) and items:
+            return self._checked_ids(np.array(items, dtype=STATE_DTYPE))
+        for s, i in zip(items, is_id):
+            if not (i or isinstance(s, str)):
+                raise UnknownSymbolError(
+                    f"a word's symbols are names (str) or ids (int), got {type(s).__name__} {s!r}"
+                )
+        if any(is_id):
+            raise UnknownSymbolError("a word mixes symbol names (str) and symbol ids (int): use one or the other")
+        ids = self._symbol_ids
+        try:
+            return np.fromiter((ids[s] for s in items), dtype=STATE_DTYPE, count=len(items))
+        except KeyError as exc:
+            raise UnknownSymbolError(
+                f"unknown symbol name {exc.args[0]!r} (the alphabet is {_preview(self._symbols)}; "
+                f"ids 0..{self.n_symbols - 1} are given as ints)"
+            ) from None
+
+    def _checked_ids(self, ids: np.ndarray) -> np.ndarray:
+        if ids.size and (ids.min() < 0 or ids.max() >= self.n_symbols):
+            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
+            raise UnknownSymbolError(
+                f"symbol id {bad} is out of range (ids are 0..{self.n_symbols - 1}; names are given as strings)"
+            )
+        return ids
 
     # ------------------------------------------------------------------ specs and files
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Automaton:
-        """Build from the JSON spec of DESIGN.md ("fsa2rnn.automaton/1"), validating every key."""
+        """Build from the JSON spec of docs/architecture.md ("fsa2rnn.automaton/1"), validating every key."""
         if not isinstance(spec, Mapping):
             raise SpecError(f"a spec must be a JSON object, got {type(spec).__name__}")
         unknown = sorted(set(spec) - _SPEC_KEYS)
@@ -323,6 +385,9 @@ class Automaton:
         for key in ("states", "symbols", "transitions"):
             if key not in spec:
                 raise SpecError(f"spec is missing the key {key!r}")
+        n_declared, k_declared = _declared_count(spec["states"]), _declared_count(spec["symbols"])
+        if n_declared is not None and k_declared is not None:
+            check_spec_size(n_declared, k_declared)
         states = _names(spec["states"], "states")
         symbols = _names(spec["symbols"], "symbols")
         trans = spec["transitions"]
@@ -341,12 +406,19 @@ class Automaton:
                 raise SpecError(f"transitions[{x!r}] must be a list of {n} state indices, got {row!r}")
             if len(row) != n:
                 raise MissingTransitionError(f"transitions[{x!r}] has {len(row)} entries but there are {n} states")
-            for q, v in enumerate(row):
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise SpecError(f"transitions[{x!r}][{q}] = {v!r} is not a state index")
-                if not 0 <= v < n:
-                    raise SpecError(f"transitions[{x!r}][{q}] = {v} is out of range (states are 0..{n - 1})")
-            rows.append(row)
+            fast = None
+            if all(type(v) is int for v in row):  # bools are ints to numpy, not state indices
+                try:
+                    fast = np.array(row, dtype=STATE_DTYPE)
+                except OverflowError:
+                    fast = None
+            if fast is None or fast.min() < 0 or fast.max() >= n:
+                for q, v in enumerate(row):  # find and name the first bad entry
+                    if isinstance(v, bool) or not isinstance(v, int):
+                        raise SpecError(f"transitions[{x!r}][{q}] = {v!r} is not a state index")
+                    if not 0 <= v < n:
+                        raise SpecError(f"transitions[{x!r}][{q}] = {v} is out of range (states are 0..{n - 1})")
+            rows.append(fast)
         initial = spec.get("initial")
         if initial is not None and not isinstance(initial, (str, int)):
             raise SpecError(f"spec key 'initial' must be a state name, got {initial!r}")
@@ -354,6 +426,8 @@ class Automaton:
         if accepting is not None and not isinstance(accepting, list):
             raise SpecError(f"spec key 'accepting' must be a list of state names, got {accepting!r}")
         name = spec.get("name")
+        if name is not None and not isinstance(name, str):
+            raise SpecError(f"spec key 'name' must be a string, got {type(name).__name__}")
         try:
             return cls(
                 np.array(rows, dtype=STATE_DTYPE).reshape(len(symbols), n),
@@ -385,11 +459,9 @@ class Automaton:
 
     @classmethod
     def from_json(cls, text: str) -> Automaton:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-        return cls.from_spec(data)
+        from .io import parse_json
+
+        return cls.from_spec(parse_json(text))
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_spec(), indent=indent)
@@ -399,6 +471,11 @@ class Automaton:
         """Load a JSON spec file."""
         p = Path(path)
         try:
+            size = p.stat().st_size if p.is_file() else 0
+            if size > MAX_SPEC_FILE_BYTES:
+                raise LimitExceededError(
+                    f"spec file {str(p)!r} has {size:,} bytes, over the limit of {MAX_SPEC_FILE_BYTES:,}"
+                )
             text = p.read_text()
         except FileNotFoundError:
             raise SpecError(f"no such file: {str(p)!r}") from None

@@ -43,5 +43,9 @@ class ConstructionError(FsaError):
     """A compiler construction does not apply to the given automaton (the message says why)."""
 
 
+class OutputFileError(FsaError):
+    """An output path cannot be written: empty, not a regular file, in a missing directory, or not writable."""
+
+
 class ModelFileError(FsaError):
     """A model file is unreadable, malformed or has been tampered with."""

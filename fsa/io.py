@@ -1,30 +1,90 @@
-"""Atomic file writes: a failed command leaves no partial output file."""
+"""Output files and JSON input: atomic writes that never replace anything but a regular file, and JSON parsing
+whose every failure is a SpecError.
+
+Every writer of the project (``compile -o``, ``show --dot``, ``decompose --dot``, ``Automaton.save``) goes through
+:func:`atomic_write`: the data goes to a temporary file beside the target, which is renamed into place, so a failed
+command leaves no partial file. :func:`output_target` decides what the target is, and is called by the CLI before
+any work so that a bad path is refused at once: a symlink is followed to the file it names (the link survives and
+points at the new file); a device, FIFO, socket or directory is never replaced; an empty path, a missing directory
+and a directory without write permission are refused with one OutputFileError naming the path.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from .errors import OutputFileError, SpecError
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a plain file")
 
-    If ``write`` raises, the temporary file is removed and ``path`` is untouched. The file gets the permissions a
-    plain ``open(path, "w")`` would give it: those of the file it replaces, else 0o666 minus the umask (not the
-    0o600 of ``mkstemp``).
+
+def output_target(path: str | os.PathLike[str]) -> Path:
+    """The regular file that writing ``path`` creates or replaces (symlinks followed), checked writable.
+
+    Raises OutputFileError when the path is empty, names (or links to) something that is not a regular file, lies
+    in a directory that does not exist, or that directory cannot be written.
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    raw = os.fspath(path)
+    if raw == "":
+        raise OutputFileError("the output path is empty")
+    target = Path(os.path.realpath(raw))  # a dangling link resolves to the file it would create
+    via = f" (a link to {str(target)!r})" if os.path.islink(raw) else ""
+    try:
+        mode = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # the directory check below says why
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {raw!r}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OutputFileError(f"cannot write {raw!r}{via}: it is not a regular file ({_kind(mode)})")
+    directory = target.parent
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise OutputFileError(f"cannot write {raw!r}: the directory {str(directory)!r} {what}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputFileError(f"cannot write {raw!r}: no permission to create files in {str(directory)!r}")
+    return target
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary path beside the target of ``path``, then rename it into place.
+
+    The target is :func:`output_target`'s (OutputFileError as it says). If ``write`` raises, the temporary file is
+    removed and the target is untouched; an OSError of the file system becomes an OutputFileError. The file gets the
+    permissions a plain ``open(path, "w")`` would give it: those of the file it replaces, else 0o666 minus the umask
+    (not the 0o600 of ``mkstemp``).
+    """
+    raw = os.fspath(path)
+    target = output_target(raw)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {raw!r}: {exc.strerror or exc}") from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
         os.chmod(tmp_path, _mode_of_plain_open(target))
         os.replace(tmp_path, target)
+    except OSError as exc:
+        tmp_path.unlink(missing_ok=True)
+        raise OutputFileError(f"cannot write {raw!r}: {exc.strerror or exc}") from None
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -40,9 +100,21 @@ def _mode_of_plain_open(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write(path, lambda p: p.write_text(text))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     atomic_write(path, lambda p: p.write_bytes(data))
+
+
+def parse_json(text: str | bytes, what: str = "") -> Any:
+    """``json.loads`` whose failures — malformed text, or nesting deeper than Python's recursion limit — raise
+    SpecError, its message prefixed by ``what`` (e.g. "stdin line 3") when given."""
+    prefix = f"{what}: " if what else ""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise SpecError(f"{prefix}the JSON is nested too deeply to parse") from None

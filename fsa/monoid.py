@@ -1,6 +1,6 @@
 """The transition monoid M_δ = {δ_w : w ∈ Σ*} of a semiautomaton, enumerated by a vectorized breadth-first search.
 
-Product convention (DESIGN.md, libsemigroups'): s·t = "apply s, then t" = ``t[s]``, so δ_{uv} = δ_u·δ_v.
+Product convention (docs/theory.md, "Conventions"; libsemigroups'): s·t = "apply s, then t" = ``t[s]``, so δ_{uv} = δ_u·δ_v.
 Element 0 is the identity δ_ε; the others follow in breadth-first order (nondecreasing shortest-word length).
 
 Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:
@@ -13,12 +13,18 @@ Each BFS layer is composed with every generator at once by numpy gathers, its ke
 deduplicated with ``np.unique``; the right Cayley graph falls out of the search, the left one is a column gather
 of all elements per generator.
 
-Limits: at most ``max_elements`` elements (default MAX_ELEMENTS) and ``max_bytes`` of element storage and Cayley
-graphs (default MAX_BYTES); both are checked before each layer is stored and raise LimitExceededError.
+Limits (LimitExceededError). ``max_bytes`` (default MAX_BYTES) bounds the peak memory of the enumeration and of
+Green's structure: what one element costs — its image (n × index width), both Cayley graphs, the BFS tree, its
+hash-table slots and Green's per-element work — is known from the input alone, so before the enumeration starts
+the element limit becomes min(``max_elements``, (max_bytes − working buffers) / bytes per element). The monoid is
+refused at once when a lower bound on its size taken from the input (the powers of each generator:
+index + period of its functional graph) already exceeds that limit, and otherwise as soon as the enumeration
+passes it. The arrays grow in place (no copy of the elements found so far), so the limit holds for the real peak.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import Any
 
@@ -34,6 +40,24 @@ MAX_BYTES = 6 << 30
 DENSE_LIMIT = 1 << 25
 #: Target number of image entries composed per vectorized step (bounds temporary memory).
 CHUNK_ENTRIES = 1 << 23
+#: Bytes of working buffers per image entry of a step (products, keys, new images, hash-mode checks), measured.
+WORK_BYTES_PER_ENTRY = 24
+#: Hash-table bytes per element in int64/hash mode: at most 8 slots of 12 bytes, plus the old table while growing.
+HASH_BYTES_PER_ELEMENT = 10 * 12
+#: Green's structure per element: the left Cayley graph (4·k) and the SCC work of one Cayley graph (24·k + 64).
+GREEN_BYTES_PER_SYMBOL, GREEN_BYTES_PER_ELEMENT = 28, 64
+
+
+def _power_at_most(n: int, bound: int) -> int | None:
+    """n**n when it is at most ``bound``, else None (without computing n**n for a large n)."""
+    if n > 64:
+        return None
+    big = n**n
+    return big if big <= bound else None
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:.3g} GiB"
 
 
 def _image_dtype(n: int) -> np.dtype:
@@ -103,9 +127,8 @@ class _HashTable:
     def _grow(self, need: int) -> None:
         occupied = self.ids >= 0
         keys, ids = self.keys[occupied], self.ids[occupied]
-        while (1 << self.bits) < 2 * need:
+        while (1 << self.bits) < 4 * need:  # load 1/4 after growing: at most 8 slots per key before the next
             self.bits += 1
-        self.bits += 1
         self.keys = np.zeros(1 << self.bits, dtype=keys.dtype)
         self.ids = np.full(1 << self.bits, -1, dtype=np.int32)
         self.count = 0
@@ -126,13 +149,13 @@ class _Keys:
 
     def __init__(self, n: int, seed: int = 0) -> None:
         self.n = n
-        big = n**n
-        if big <= DENSE_LIMIT:
+        big = _power_at_most(n, DENSE_LIMIT)
+        if big is not None:
             self.mode = "dense"
             self.weights = n ** np.arange(n, dtype=np.int32)
             self.table = np.full(big, -1, dtype=np.int32)
         else:
-            self.mode = "int64" if big < (1 << 63) else "hash"
+            self.mode = "int64" if _power_at_most(n, (1 << 63) - 1) is not None else "hash"
             if self.mode == "int64":
                 self.weights = n ** np.arange(n, dtype=np.int64)
             else:
@@ -209,6 +232,35 @@ class _Keys:
         self.index.add(keys, ids)
 
 
+def powers_count(t: np.ndarray) -> int:
+    """|{t^0, t^1, t^2, …}| = index + period of the transformation t: the powers repeat from t^I on with period
+    p, where I is the longest tail of its functional graph (steps from a point to the cycles) and p the lcm of its
+    cycle lengths. O(n log n) time, O(n) memory: squaring finds the cycles, one breadth-first search the tails."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components, shortest_path
+
+    t = np.asarray(t, dtype=np.int64)
+    n = len(t)
+    power, e = t, 1
+    while e <= n:  # t^e with e > n maps every point onto the cycles
+        power, e = power[power], 2 * e
+    on_cycle = np.zeros(n, dtype=bool)
+    on_cycle[power] = True
+    cyc = np.flatnonzero(on_cycle)
+    _, lab = connected_components(coo_matrix((np.ones(len(cyc)), (cyc, t[cyc])), shape=(n, n)), directed=False)
+    lengths = np.unique(np.bincount(lab[cyc])[np.unique(lab[cyc])])
+    period = math.lcm(*(int(v) for v in lengths))
+    off = np.flatnonzero(~on_cycle)
+    if not len(off):
+        return period
+    # tails: depth in the forest of reversed edges hanging from a root joined to every cycle point
+    src = np.concatenate([np.full(len(cyc), n), t[off]])
+    dst = np.concatenate([cyc, off])
+    graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n + 1, n + 1)).tocsr()
+    depth = shortest_path(graph, method="D", unweighted=True, indices=n)  # breadth first, in C
+    return int(depth.max()) - 1 + period
+
+
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
     from .automaton import Automaton
 
@@ -231,11 +283,12 @@ class TransitionMonoid:
 
     ``TransitionMonoid(automaton)`` or ``TransitionMonoid([[1, 2, 0], [0, 0, 2]])``; ``len(M)`` = ``M.size``.
     Construction runs the full enumeration with the right Cayley graph: O(|M|·|Σ|·n) time, O(|M|·(n + |Σ|))
-    memory, within ``max_elements`` and ``max_bytes`` (LimitExceededError otherwise). The left Cayley graph,
-    idempotents and Green's structure are computed on first use.
+    memory, within ``element_limit`` = min(``max_elements``, what ``max_bytes`` holds; module docstring), else
+    LimitExceededError. The left Cayley graph, idempotents and Green's structure are computed on first use.
 
     Attributes: ``elements`` (|M|, n) image arrays, element i = δ_{word(i)}; ``right_cayley`` (|M|, |Σ|) int32 with
-    right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x).
+    right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x);
+    ``element_limit``; ``bytes_per_element()``.
     """
 
     def __init__(
@@ -252,6 +305,7 @@ class TransitionMonoid:
         self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
         dtype = _image_dtype(n)
         self._gens = gens.astype(dtype)
+        self._plan_memory()
         for seed in range(HASH_RETRIES):
             self._keys = _Keys(n, seed)
             try:
@@ -263,37 +317,69 @@ class TransitionMonoid:
             raise LimitExceededError(f"64-bit hash collisions in {HASH_RETRIES} attempts; the limit is {HASH_RETRIES}")
 
     # ------------------------------------------------------------------ enumeration
-    def _bytes_per_element(self) -> int:
-        return self.n_states * self._gens.itemsize + 2 * 4 * self.n_generators + 12
+    def bytes_per_element(self) -> int:
+        """Peak bytes one element costs: image, right and left Cayley graphs, BFS tree, hash slots, Green's work."""
+        n, k = self.n_states, self.n_generators
+        hashed = _power_at_most(n, DENSE_LIMIT) is None
+        return (
+            n * self._gens.itemsize
+            + 4 * k
+            + 8
+            + (HASH_BYTES_PER_ELEMENT if hashed else 0)
+            + GREEN_BYTES_PER_SYMBOL * k
+            + GREEN_BYTES_PER_ELEMENT
+        )
+
+    def _plan_memory(self) -> None:
+        """Fix the step size and the element limit from the input alone, before anything is enumerated; refuse at
+        once when the generators' powers already outnumber that limit."""
+        n, k = self.n_states, self.n_generators
+        self._chunk_entries = max(k * n, min(CHUNK_ENTRIES, self.max_bytes // (8 * WORK_BYTES_PER_ENTRY)))
+        fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, DENSE_LIMIT) or 0)
+        bpe = self.bytes_per_element()
+        fits = max(0, self.max_bytes - fixed) // bpe
+        self.element_limit = min(self.max_elements, fits)
+        self._why = (
+            f"the element limit of {self.max_elements:,}"
+            if self.element_limit == self.max_elements
+            else f"the {self.element_limit:,} elements that the memory limit of {_gib(self.max_bytes)} holds at "
+            f"{bpe:,} bytes each ({n:,} states)"
+        )
+        counts = [powers_count(g) for g in self._gens]
+        x = max(range(k), key=counts.__getitem__)  # the first symbol with the most powers
+        least = counts[x]
+        if least > self.element_limit:
+            name = self.automaton.symbols[x] if self.automaton is not None else str(x)
+            raise LimitExceededError(
+                f"transition monoid has at least {least:,} elements (the powers of symbol {name!r}), over {self._why}"
+            )
 
     def _check_limits(self, size: int) -> None:
-        if size > self.max_elements:
-            raise LimitExceededError(
-                f"transition monoid has at least {size:,} elements; the limit is max_elements={self.max_elements:,}"
-            )
-        need = size * self._bytes_per_element()
-        if need > self.max_bytes:
-            raise LimitExceededError(
-                f"transition monoid needs at least {need / 2**30:.2f} GiB for {size:,} elements; the limit is "
-                f"max_bytes={self.max_bytes / 2**30:.2f} GiB"
-            )
+        if size > self.element_limit:
+            raise LimitExceededError(f"transition monoid has at least {size:,} elements, over {self._why}")
 
     def _enumerate(self, dtype: np.dtype) -> None:
+        """Breadth-first search from the identity. Element i's image is row i of one array that grows in place
+        (``ndarray.resize``: no copy of the rows found so far); a layer is the row range it was appended as."""
         n, k = self.n_states, self.n_generators
         gens = self._gens
         keys = self._keys
         identity = np.arange(n, dtype=dtype)[None, :]
         keys.add(keys.encode(identity), np.zeros(1, dtype=np.int32))
-        self._store = np.empty((min(1024, self.max_elements), n), dtype=dtype)
-        self._store[0] = identity
-        rights, parents, symbols = [], [np.array([-1], np.int64)], [np.array([-1], np.int64)]
-        frontier, start, size = identity, 0, 1
-        chunk = max(1, CHUNK_ENTRIES // max(1, k * n))
+        self._arrays = {
+            "elements": np.empty((min(1024, max(1, self.element_limit)), n), dtype=dtype),
+            "right_cayley": np.empty((min(1024, max(1, self.element_limit)), k), dtype=np.int32),
+            "parent": np.empty(min(1024, max(1, self.element_limit)), dtype=np.int32),
+            "last_symbol": np.empty(min(1024, max(1, self.element_limit)), dtype=np.int32),
+        }
+        self._arrays["elements"][0] = identity
+        self._arrays["parent"][0] = self._arrays["last_symbol"][0] = -1
+        start, end, size = 0, 1, 1  # the frontier is elements[start:end]
+        chunk = max(1, self._chunk_entries // max(1, k * n))
         layer_sizes = [1]
-        while len(frontier):
-            new_layer: list[np.ndarray] = []
-            for c0 in range(0, len(frontier), chunk):
-                block = frontier[c0 : c0 + chunk]
+        while end > start:
+            for c0 in range(start, end, chunk):
+                block = self._arrays["elements"][c0 : min(c0 + chunk, end)].copy()  # the store may move
                 # keys of the products s·δ_x = δ_x[s] for every s in the block and every x, in (s, x) order
                 codes = np.empty((len(block), k), dtype=keys.weights.dtype)
                 for x in range(k):
@@ -312,46 +398,43 @@ class TransitionMonoid:
                         raise _HashCollision
                     keys.add(codes[firsts], np.arange(size, size + len(reps), dtype=np.int32))
                     ids[unknown] = size + rank
-                    self._append(imgs, size)
-                    new_layer.append(imgs)
-                    parents.append(start + c0 + firsts // k)
-                    symbols.append(firsts % k)
+                    self._reserve(size + len(reps))
+                    self._arrays["elements"][size : size + len(reps)] = imgs
+                    self._arrays["parent"][size : size + len(reps)] = c0 + firsts // k
+                    self._arrays["last_symbol"][size : size + len(reps)] = firsts % k
                     size += len(reps)
-                rights.append(ids.reshape(-1, k))
-            start += len(frontier)
-            frontier = np.concatenate(new_layer) if new_layer else np.empty((0, n), dtype=dtype)
-            if len(frontier):
-                layer_sizes.append(len(frontier))
-        self.elements = self._store[:size].copy()
-        del self._store
-        self.right_cayley = np.concatenate(rights).astype(np.int32)
-        self.parent = np.concatenate(parents).astype(np.int32)
-        self.last_symbol = np.concatenate(symbols).astype(np.int32)
-        self.layer_sizes = np.array(layer_sizes, dtype=np.int64)
-        for a in (self.elements, self.right_cayley, self.parent, self.last_symbol):
+                self._arrays["right_cayley"][c0 : c0 + len(block)] = ids.reshape(-1, k)
+            start, end = end, size
+            if end > start:
+                layer_sizes.append(end - start)
+        for name, a in self._arrays.items():
+            a.resize((size, *a.shape[1:]), refcheck=False)  # shrink in place
             a.setflags(write=False)
+            setattr(self, name, a)
+        del self._arrays
+        self.layer_sizes = np.array(layer_sizes, dtype=np.int64)
 
     def _products(self, block: np.ndarray, flat: np.ndarray) -> np.ndarray:
         """The products block[f // k]·δ_{f % k} for flat (s, x) positions f."""
         k = self.n_generators
         return self._gens[flat % k, block[flat // k].T].T
 
-    def _append(self, imgs: np.ndarray, size: int) -> None:
-        """Store new elements at ids size.. (capacity doubles)."""
-        need = size + len(imgs)
-        if need > len(self._store):
-            cap = max(need, 2 * len(self._store))
-            grown = np.empty((cap, self.n_states), dtype=self._store.dtype)
-            grown[:size] = self._store[:size]
-            self._store = grown
-        self._store[size:need] = imgs
+    def _reserve(self, need: int) -> None:
+        """Room for ``need`` elements: capacity doubles (at most to the element limit), in place — no view of the
+        arrays is alive here, and a large array is moved by the kernel's mremap, not copied."""
+        cap = len(self._arrays["parent"])
+        if need <= cap:
+            return
+        cap = min(max(need, 2 * cap), max(need, self.element_limit))
+        for a in self._arrays.values():
+            a.resize((cap, *a.shape[1:]), refcheck=False)
 
     def _verify(self, block: np.ndarray, ids: np.ndarray, size: int) -> None:
         """Hash mode: the stored image of every hit must equal the computed product (exactness)."""
         hit = np.flatnonzero(ids >= 0)
         if not len(hit):
             return
-        if not np.array_equal(self._store[ids[hit]], self._products(block, hit)):
+        if not np.array_equal(self._arrays["elements"][ids[hit]], self._products(block, hit)):
             raise _HashCollision
 
     # ------------------------------------------------------------------ basic API

@@ -1,4 +1,4 @@
-"""`fsa2rnn analyze`: JSON keys of DESIGN.md, values against independent facts, the text report, and bad input."""
+"""`fsa2rnn analyze`: JSON keys of docs/architecture.md, values against independent facts, the text report, and bad input."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_bad_input_exit_2_one_line():
         assert "Traceback" not in res.output
         assert len(res.stderr.strip().splitlines()) == 1
     res = _run("analyze", "T6", "--max-elements", "100")
-    assert "max_elements=100" in res.stderr
+    assert "element limit of 100" in res.stderr
 
 
 def test_definite_spec_file_is_robustly_realizable(tmp_path):

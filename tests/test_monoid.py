@@ -12,7 +12,7 @@ from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 from fsa2rnn.fsa.monoid import TransitionMonoid, full_transformation_generators
 
-IDEMPOTENTS_OF_T = [1, 3, 10, 41, 196, 1057, 6322]  # DESIGN.md (n = 1..7; n = 8 in benchmarks/bench_monoid.py)
+IDEMPOTENTS_OF_T = [1, 3, 10, 41, 196, 1057, 6322]  # OEIS A000248 (n = 1..7; n = 8 in benchmarks/bench_monoid.py)
 
 
 def _libsemigroups_counts(gens: np.ndarray) -> tuple[int, ...]:
@@ -144,9 +144,9 @@ def test_index_and_membership():
 
 
 def test_limits_and_bad_input():
-    with pytest.raises(LimitExceededError, match="max_elements=100"):
+    with pytest.raises(LimitExceededError, match="element limit of 100"):
         TransitionMonoid(full_transformation_generators(5), max_elements=100)
-    with pytest.raises(LimitExceededError, match="max_bytes"):
+    with pytest.raises(LimitExceededError, match="memory limit"):
         TransitionMonoid(full_transformation_generators(6), max_bytes=10_000)
     M = TransitionMonoid(full_transformation_generators(6))
     with pytest.raises(LimitExceededError, match="4,096"):

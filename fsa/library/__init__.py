@@ -12,17 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..automaton import Automaton
+from ..determinize import MAX_DFA_STATES
 from ..errors import SpecError
 
 
-def resolve_spec(spec: str) -> Automaton:
-    """Turn a spec string (file path, ``regex:PATTERN`` or builtin name) into an Automaton."""
+def resolve_spec(spec: str, max_states: int = MAX_DFA_STATES) -> Automaton:
+    """Turn a spec string (file path, ``regex:PATTERN`` or builtin name) into an Automaton.
+
+    ``max_states`` bounds the DFA states the determinization of a regex may build (LimitExceededError beyond)."""
     if not isinstance(spec, str) or not spec.strip():
         raise SpecError("empty spec string")
     if spec.startswith("regex:"):
         from .regex import automaton_from_regex
 
-        return automaton_from_regex(spec[len("regex:") :])
+        return automaton_from_regex(spec[len("regex:") :], max_states=max_states)
     path = Path(spec)
     if spec.lower().endswith(".json") or path.exists():
         return Automaton.load(path)

@@ -71,7 +71,18 @@ def word_problem(
             f"generator {int(not_perm[0])} {image_notation(gens[not_perm[0]])} is not a permutation "
             "(use transformation_automaton for monoids)"
         )
-    elements, table = cayley_closure(gens, limit=limit, what="group")
+    try:
+        elements, table = cayley_closure(gens, limit=limit, what="group")
+    except LimitExceededError:  # name the group's order (Schreier–Sims: cheap, unlike the enumeration)
+        from sympy.combinatorics import Permutation, PermutationGroup
+
+        order = PermutationGroup([Permutation(g.tolist()) for g in gens]).order()
+        if order <= limit:
+            raise  # another limit (the stored entries) was the one passed
+        raise LimitExceededError(
+            f"{name or 'the group'} has order {order}: its word problem would have {order} states, over the "
+            f"limit of {limit}"
+        ) from None
     symbols = list(symbol_names) if symbol_names is not None else [cycle_notation(g) for g in gens]
     if len(symbols) != len(gens):
         raise SpecError(f"got {len(symbols)} symbol names for {len(gens)} generators")
@@ -145,11 +156,21 @@ def _need(n: int, low: int, what: str) -> None:
         raise SpecError(f"{what} needs n >= {low}, got {n}")
 
 
+def _check_order(order: int, name: str, limit: int) -> None:
+    """Refuse a group of known order before enumerating it."""
+    if order > limit:
+        raise LimitExceededError(
+            f"{name} has order {order}: its word problem would have {order} states, over the limit of {limit}"
+        )
+
+
 def symmetric(n: int, symbols: str = "all", limit: int = DEFAULT_STATE_LIMIT) -> Automaton:
     """Word problem of S_n on n points. ``symbols``: "all", "gens" ((0 1) and (0 1 … n-1)), "swaps"
     (identity and all transpositions), "s3" (permutations moving at most 3 points)."""
     _need(n, 1, "S<n>")
     suffix = "" if symbols == "all" else f":{symbols}"
+    if symbols in ("all", "gens", "swaps", "s3"):
+        _check_order(factorial(n), f"S{n}{suffix}", limit)
     if symbols == "all":
         _check_alphabet(factorial(n), f"S{n}", f"S{n}:gens")
         gens = _symmetric_elements(n)
@@ -170,6 +191,8 @@ def alternating(n: int, symbols: str = "all", limit: int = DEFAULT_STATE_LIMIT) 
     """Word problem of A_n on n points. ``symbols``: "all" or "gens" (3-cycles (0 1 2) and (0 1 … n-1) or
     (1 2 … n-1), whichever is even — the standard generators of A_n)."""
     _need(n, 3, "A<n>")
+    if symbols in ("all", "gens"):
+        _check_order(factorial(n) // 2, f"A{n}" + ("" if symbols == "all" else ":gens"), limit)
     if symbols == "all":
         _check_alphabet(factorial(n) // 2, f"A{n}", f"A{n}:gens")
         perms = _symmetric_elements(n)
