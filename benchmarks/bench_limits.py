@@ -74,26 +74,38 @@ def write_specs(folder: Path) -> None:
         (folder / name).write_text(json.dumps(spec))
 
 
+#: Runs the CLI in a grandchild and reports its ru_maxrss. A child spawned straight from a big process (a test run)
+#: would report that process's peak, since Linux keeps the high-water mark across fork+exec; the small launcher's
+#: own fork starts the count afresh.
+_LAUNCHER = """
+import os, sys
+out = sys.argv[1]
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-c", "from fsa2rnn.cli.main import main; main()", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(out, "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(args: list[str], timeout: float = HANG_TIMEOUT) -> tuple[int, str, float, float]:
-    """Run ``fsa2rnn ARGS`` in a child process: (exit code, stderr, seconds, peak RSS in MiB of that child)."""
-    cmd = [sys.executable, "-c", "from fsa2rnn.cli.main import main; main()", *args]
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                raise TimeoutError(f"fsa2rnn {' '.join(args)[:80]} did not finish in {timeout} s")
-            time.sleep(0.01)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    """Run ``fsa2rnn ARGS`` in a fresh process: (exit code, stderr, seconds, peak RSS in MiB of that process)."""
+    with tempfile.TemporaryFile("w+") as err, tempfile.TemporaryDirectory() as d:
+        rss_file = Path(d) / "maxrss"
+        cmd = [sys.executable, "-c", _LAUNCHER, str(rss_file), *args]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise TimeoutError(f"fsa2rnn {' '.join(args)[:80]} did not finish in {timeout} s") from None
         seconds = time.perf_counter() - start
         err.seek(0)
-        return proc.returncode, err.read(), seconds, usage.ru_maxrss / 1024
+        return rc, err.read(), seconds, int(rss_file.read_text()) / 1024
 
 
 def main() -> int:
