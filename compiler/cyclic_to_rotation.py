@@ -34,13 +34,6 @@ def cyclic_structure(automaton: Automaton, initial: int, what: str) -> tuple[int
     return m, chars.exps[:, 0].astype(np.int64), states
 
 
-def _angle_codes(m: int, den: int) -> np.ndarray:
-    ang = np.pi * 2 * np.arange(m) / m
-    codes = np.stack([np.cos(ang), np.sin(ang)], axis=1)
-    codes[np.isclose(codes, 0, atol=1e-15)] = 0.0
-    return codes
-
-
 def rotation(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.ndarray, np.ndarray, dict]:
     """Layers, final readout keys/states and summary facts for construction ``rotation``."""
     m, k, states = cyclic_structure(automaton, initial, "construction 'rotation'")
@@ -69,7 +62,7 @@ def rotation(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.
             factors=factors,
             B=np.zeros((n_sym, 2)),
             h0=np.array([1.0, 0.0]),
-            readout=Readout("nearest", codes=_angle_codes(m, m)),
+            readout=Readout("nearest", codes=gh.unit_vectors(2 * np.arange(m), m)),
             exact="angle",
             code_angles=2 * np.arange(m),
             angle_den=m,

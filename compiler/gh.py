@@ -1,7 +1,8 @@
 """Generalized Householder (GH) factors C = I − β v vᵀ with ‖v‖ = 1 (negative-eigenvalues §3.1, Proposition 1).
 
-A factor is stored with its *exact* description next to its float direction, so that products can be multiplied
-out in rational arithmetic (compiler/exact_check.py) and the float weights checked against them:
+A factor is stored with its *exact* description next to its float direction (each entry the float nearest to its
+exact value, compiler/rounding.py), so that products can be multiplied out in rational arithmetic
+(compiler/exact_check.py) and the float weights checked against them for equality:
 
 ==========  ==========  =====================================  ==========================================
 kind        args        v                                      β and meaning
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+
+from .rounding import cos_sin_pi, inv_sqrt
 
 #: integer codes of the factor kinds, as stored in model files (tensor ``<layer>.fkind``)
 KINDS = ("identity", "swap", "project", "negate", "angle")
@@ -48,17 +51,17 @@ class GHFactor:
         return _BETA[self.kind]
 
     def direction(self, n: int) -> np.ndarray:
-        """The unit vector v (float64, length n)."""
+        """The unit vector v (float64, length n): each entry the float nearest to its exact value."""
         v = np.zeros(n)
         if self.kind == "identity":
             v[0] = 1.0
         elif self.kind == "swap":
-            v[self.a], v[self.b] = np.sqrt(0.5), -np.sqrt(0.5)
+            v[self.a], v[self.b] = inv_sqrt(2), -inv_sqrt(2)
         elif self.kind in ("project", "negate"):
             v[self.a] = 1.0
         else:
-            phi = np.pi * self.a / self.b
-            v[0], v[1] = np.cos(phi), np.sin(phi)
+            c, s = cos_sin_pi(self.a, self.b)
+            v[0], v[1] = float(c), float(s)
         return v
 
     def exact_direction(self, n: int) -> list[Fraction] | None:
@@ -98,6 +101,37 @@ class GHFactor:
         if self.b != den2:
             raise ValueError(f"angle factor with denominator {self.b}, expected {den2}")
         return (2 * self.a + den2) % (2 * den2), -1
+
+
+def angle_action(factors: Sequence[GHFactor], den: int) -> tuple[int, int]:
+    """The product of angle reflections (and identity padding) as a map of angle indices a ↦ s·a + o (mod 2den),
+    angles in units of π/den: returns (s, o) with s = ±1 (a rotation by πo/den when s = 1, else a reflection)."""
+    mod = 2 * den
+    s, o = 1, 0
+    for f in factors:
+        if f.kind == "identity":
+            continue
+        if f.kind != "angle" or f.b != den:
+            raise ValueError(f"factor {f} is not an angle reflection with denominator {den}")
+        c, _ = f.angle_map(den)  # θ ↦ c − θ
+        s, o = -s, (c - o) % mod
+    return s, o
+
+
+def angle_matrix(sign: np.ndarray | int, off: np.ndarray | int, den: int) -> np.ndarray:
+    """The 2×2 matrices of a ↦ sign·a + off on unit vectors at angles πa/den, entries correctly rounded
+    (shape (..., 2, 2)): the rotation [[c, −s], [s, c]] (sign 1) or the reflection [[c, s], [s, −c]] (sign −1),
+    with (c, s) = (cos πoff/den, sin πoff/den)."""
+    sign = np.asarray(sign)
+    c, s = cos_sin_pi(off, den)
+    rot = sign == 1
+    return np.stack([np.stack([c, np.where(rot, -s, s)], -1), np.stack([s, np.where(rot, c, -c)], -1)], -2) + 0.0
+
+
+def unit_vectors(angles: np.ndarray | int, den: int) -> np.ndarray:
+    """(cos πa/den, sin πa/den) for each angle index a, correctly rounded (shape (..., 2))."""
+    c, s = cos_sin_pi(angles, den)
+    return np.stack([c, s], axis=-1)
 
 
 def transpositions(perm: Sequence[int] | np.ndarray) -> list[tuple[int, int]]:

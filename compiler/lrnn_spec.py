@@ -2,7 +2,7 @@
 
 A linear-RNN model is a stack of layers H_t = A(r_t) H_{t−1} + B(r_t) (negative-eigenvalues eq. (1)). Layer i reads
 a *row* r_t of its tables, keyed by (x_t, s_0(t−1), …, s_{i−1}(t−1)): the symbol and the decoded states of the layers
-above at the previous step (the one-step causal shift of THEORY.md; s_j(0) is layer j's initial state). Each layer
+above at the previous step (the one-step causal shift of docs/theory.md; s_j(0) is layer j's initial state). Each layer
 decodes its hidden vector to a layer state s_i(t) (nearest code point, or a hash of a permutation code), and the
 final readout maps the tuple (s_0(t), …, s_{L−1}(t)) to an automaton state. The file format is in compiler/README.md.
 """

@@ -4,9 +4,9 @@ Layer 1 counts modulo 2: h_t = −h_{t−1} + 1, h_0 = 0 (the scalar −1, one r
 Layer 2 applies one 2×2 reflection H(α) = [[cos α, sin α], [sin α, −cos α]] per step, α = θ(k_x, t mod 2) with
 θ(i, 1) = (1 − 2i)π/m and θ(i, 0) = (1 + 2i)π/m; its hidden state alternates between the code points
 c_i = R(−2iπ/m)H(π/m)(1, 0)ᵀ (odd t) and d_i = R(2iπ/m)(1, 0)ᵀ (even t); readout argmax_i max(c_iᵀh, d_iᵀh).
-Wiring (THEORY.md): layer 2 reads x_t with layer 1's decoded state of step t − 1, p = (t − 1) mod 2, so the paper's
-t mod 2 is 1 − p. H(α) reflects across the line at angle α/2: as a GH factor, v is at angle α/2 + π/2. Angle indices
-are in units of π/(2m).
+Wiring (docs/theory.md, "The timing of cascades"): layer 2 reads x_t with layer 1's decoded state of step t − 1,
+p = (t − 1) mod 2, so the paper's t mod 2 is 1 − p. H(α) reflects across the line at angle α/2: as a GH factor, v is
+at angle α/2 + π/2. Angle indices are in units of π/(2m).
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ def reflections2(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec],
     d_angles = 4 * np.arange(m)
     c_angles = (2 * (1 - 2 * np.arange(m))) % (2 * den)
     code_angles = np.concatenate([d_angles, c_angles])
-    ang = np.pi * code_angles / den
-    codes = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    codes = gh.unit_vectors(code_angles, den)
     layer2 = GHLayerSpec(
         width=2,
         keys=np.array(keys),

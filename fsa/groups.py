@@ -3,11 +3,17 @@
 Small and stable API:
 
 - :func:`permutation_group` — a sympy ``PermutationGroup`` from an array of image arrays;
-- :func:`group_name` — an isomorphism-type name in DESIGN.md's style (SgpDec's StructureDescription):
-  ``C1``, ``C<n>``, ``S<n>``, ``A<n>``, ``D<2n>``, ``Q8``, ``M11``, ``PSL(2,7)``, ``C2 x C2``, else ``order N``;
+- :func:`group_name` — an isomorphism-type name in the style of docs/architecture.md, "Vocabulary" (SgpDec's
+  StructureDescription): ``C1``, ``C<n>``, ``S<n>``, ``A<n>``, ``D<2n>``, ``Q8``, ``M11``, ``PSL(2,7)``,
+  ``C2 x C2``, else ``order N``;
 - :func:`composition_factors` — the composition factors (with multiplicity), non-abelian simple ones included,
   which sympy's ``composition_series`` refuses (it handles solvable groups only);
-- :func:`is_solvable` and :func:`is_simple`.
+- :func:`is_solvable` and :func:`is_simple`;
+- :func:`describe_group` — order, name and composition factors (a :class:`GroupSummary`) from image arrays,
+  within a stated work budget: the full name only up to MAX_NAMED_ORDER, Schreier–Sims only on at most
+  MAX_GROUP_DEGREE points unless the group is enumerable (MAX_ENUMERATED_CELLS) or S_d / A_d by Jordan's theorem,
+  the exhaustive simplicity test only up to MAX_EXHAUSTIVE_ORDER; beyond the budget a LimitExceededError names it;
+- :func:`enumerate_group` — all elements of a small group (vectorized breadth-first closure).
 
 Names describe the abstract group, not the action: the regular action of S3 on 6 points is named ``S3``.
 """
@@ -15,8 +21,9 @@ Names describe the abstract group, not the action: the regular action of S3 on 6
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache, lru_cache
-from math import factorial
+from math import factorial, lcm
 
 import numpy as np
 from sympy import factorint
@@ -131,8 +138,9 @@ def _is_natural_alternating(G: PermutationGroup) -> bool:
 def _normal_closures_proper(P: PermutationGroup) -> PermutationGroup | None:
     """A proper nontrivial normal subgroup of P, or None if P is simple.
 
-    Exhaustive (one normal closure per conjugacy-class representative) for |P| ≤ MAX_EXHAUSTIVE_ORDER;
-    larger groups raise LimitExceededError unless recognized as natural alternating groups beforehand.
+    Only for |P| ≤ MAX_EXHAUSTIVE_ORDER (larger groups raise LimitExceededError at once, unless recognized as
+    natural alternating groups beforehand): first the normal closures of the generators and of their prime-order
+    powers, then one normal closure per conjugacy-class representative (exhaustive).
     """
     order = P.order()
     if order > MAX_EXHAUSTIVE_ORDER:
@@ -159,6 +167,37 @@ def _normal_closures_proper(P: PermutationGroup) -> PermutationGroup | None:
         if N.order() < order:
             return N
     return None
+
+
+def _on_points(perms: Sequence[Permutation], points: Sequence[int]) -> PermutationGroup:
+    """The permutations restricted to an invariant set of points, relabeled 0..m−1 in the given order."""
+    pos = {p: i for i, p in enumerate(points)}
+    return PermutationGroup([Permutation([pos[g.array_form[p]] for p in points]) for g in perms])
+
+
+def _split(G: PermutationGroup) -> tuple[PermutationGroup, PermutationGroup] | None:
+    """(G acting on X, its kernel K), G/K ≅ the first, for X the orbit of 0 when G is intransitive, else a minimal
+    block system when G is imprimitive; None for a primitive G.
+
+    The kernel is a pointwise stabilizer (Schreier–Sims with a base through X): for blocks, in the action of G on
+    its points together with the blocks (faithful, as G acts on its points), restricted back to the points.
+    """
+    n = G.degree
+    gens = [g if g.size == n else Permutation(g.array_form + list(range(g.size, n))) for g in G.generators]
+    orbit = sorted(G.orbit(0))
+    if len(orbit) < n:
+        rest = sorted(set(range(n)) - set(orbit))
+        K = G.pointwise_stabilizer(orbit)
+        return _on_points(gens, orbit), _on_points(list(K.generators), rest)
+    if n < 4 or G.is_primitive():
+        return None
+    labels = np.unique(np.asarray(G.minimal_blocks()[0]), return_inverse=True)[1].ravel()
+    nb = int(labels.max()) + 1
+    first = np.array([np.flatnonzero(labels == b)[0] for b in range(nb)])
+    on_blocks = [labels[np.asarray(g.array_form)[first]].tolist() for g in gens]
+    both = PermutationGroup([Permutation(g.array_form + [n + b for b in bl]) for g, bl in zip(gens, on_blocks)])
+    K = both.pointwise_stabilizer(list(range(n, n + nb)))
+    return PermutationGroup([Permutation(bl) for bl in on_blocks]), _on_points(list(K.generators), list(range(n)))
 
 
 def _quotient(P: PermutationGroup, N: PermutationGroup) -> PermutationGroup:
@@ -194,7 +233,10 @@ def composition_factors(G: PermutationGroup) -> list[str]:
     beyond being deterministic).
 
     Cyclic factors are ``C<p>``; non-abelian simple ones are named by :func:`group_name` (``A5``, ``PSL(2,7)``,
-    ``M11``, …). Method: the derived series G ⊵ G' ⊵ … ⊵ P stops at the perfect core P; each abelian layer
+    ``M11``, …). Method: an intransitive or imprimitive G is first split into the image and the kernel of its
+    action on an orbit or on a minimal block system (:func:`_split`; Jordan–Hölder: the factors of G are those of
+    G/K and of K), so that the rest runs on primitive groups only. There the derived series
+    G ⊵ G' ⊵ … ⊵ P stops at the perfect core P; each abelian layer
     G⁽ⁱ⁾/G⁽ⁱ⁺¹⁾ contributes one C_p per prime factor of its order (listed first, largest prime first); P is split
     by a proper normal closure N (found by trying one element per conjugacy class) into P/N (the action on
     cosets) and N, recursively, until simple. Cost: Schreier–Sims per subgroup plus, for non-solvable groups,
@@ -204,6 +246,9 @@ def composition_factors(G: PermutationGroup) -> list[str]:
         return []
     if G.is_solvable:
         return _prime_factors(int(G.order()))
+    split = _split(G)
+    if split is not None:
+        return composition_factors(split[0]) + composition_factors(split[1])
     series = G.derived_series()
     out: list[str] = []
     for A, B in zip(series, series[1:]):
@@ -236,7 +281,7 @@ def _abelian_name(invariants: tuple[int, ...]) -> str:
 
 
 def group_name(G: PermutationGroup) -> str:
-    """A name for the isomorphism type of G in DESIGN.md's style.
+    """A name for the isomorphism type of G in the style of docs/architecture.md, "Vocabulary".
 
     ``C1``; abelian groups as ``C<n>`` or ``C2 x C2`` (invariant factors); ``S<n>`` and ``A<n>``; dihedral
     ``D<2n>``; ``Q8``; non-abelian simple groups by their Atlas name (``PSL(2,7)``, ``M11``); else ``order N``.
@@ -298,17 +343,6 @@ def _is_symmetric(G: PermutationGroup, D: PermutationGroup, n: int) -> bool:
     return True
 
 
-__all__ = [
-    "permutation_group",
-    "group_name",
-    "composition_factors",
-    "is_solvable",
-    "is_simple",
-    "MAX_EXHAUSTIVE_ORDER",
-    "smaller_faithful_action",
-]
-
-
 def smaller_faithful_action(G: PermutationGroup, order: int | None = None, tries: int = 12) -> PermutationGroup:
     """An isomorphic copy of a transitive group G acting on fewer points, when one is found cheaply.
 
@@ -336,3 +370,295 @@ def smaller_faithful_action(G: PermutationGroup, order: int | None = None, tries
         else:
             return G
     return G
+
+
+# ---------------------------------------------------------------------------------------------- group summaries
+#: Full structure descriptions (:func:`group_name`) only for groups of at most this order; a larger group is named
+#: when its order and degree alone identify it (S_d or A_d acting on d points), else ``order N``.
+MAX_NAMED_ORDER = 10**6
+#: Schreier–Sims (sympy) runs on faithful actions of at most this many points; larger actions need the group to be
+#: enumerable (MAX_ENUMERATED_CELLS) or recognized as S_d or A_d (Jordan's theorem).
+MAX_GROUP_DEGREE = 64
+#: A group acting on more than MAX_GROUP_DEGREE points is enumerated (breadth first) up to order × degree cells.
+MAX_ENUMERATED_CELLS = 5 * 10**6
+#: Random elements (product replacement, seeded) tried for a Jordan witness on a transitive group.
+JORDAN_TRIES = 120
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Order, name and composition factors of a permutation group, as :func:`describe_group` computes them.
+
+    ``name`` is :func:`group_name`'s for orders up to MAX_NAMED_ORDER (or S_d / A_d recognized from order and
+    degree), else ``order N``; ``composition_factors`` lists ``C<p>`` and non-abelian simple names with
+    multiplicity (a multiset in a deterministic order); ``degree`` is that of the faithful action used.
+    """
+
+    order: int
+    name: str
+    composition_factors: tuple[str, ...]
+    is_abelian: bool
+    degree: int
+
+    @property
+    def is_solvable(self) -> bool:
+        """Solvable iff every composition factor is cyclic of prime order."""
+        return all(f.startswith("C") for f in self.composition_factors)
+
+    @property
+    def non_abelian_factors(self) -> tuple[str, ...]:
+        """The non-abelian simple composition factors (distinct, in order of first appearance)."""
+        return tuple(dict.fromkeys(f for f in self.composition_factors if not f.startswith("C")))
+
+
+def _generator_rows(perms: np.ndarray | Sequence[Sequence[int]], degree: int | None) -> np.ndarray:
+    rows = np.asarray(perms, dtype=np.int64).reshape(len(perms), -1) if len(perms) else np.zeros((0, degree or 1))
+    d = rows.shape[1] if len(rows) else (degree or 1)
+    if len(rows) and np.any(np.sort(rows, axis=1) != np.arange(d)):
+        raise ValueError(f"not a permutation of 0..{d - 1}")
+    rows = rows[np.any(rows != np.arange(d), axis=1)]
+    return np.unique(rows, axis=0).astype(np.int64) if len(rows) else rows.reshape(0, d).astype(np.int64)
+
+
+def _on_moved_points(gens: np.ndarray) -> np.ndarray:
+    """The same group acting on its moved points only (faithful: the others are fixed by every element)."""
+    moved = np.flatnonzero(np.any(gens != np.arange(gens.shape[1]), axis=0))
+    pos = np.full(gens.shape[1], -1, dtype=np.int64)
+    pos[moved] = np.arange(moved.size)
+    return pos[gens[:, moved]]
+
+
+def _commute(gens: np.ndarray) -> bool:
+    """Whether the generators commute pairwise (a[b] = b[a] for all pairs), vectorized per generator."""
+    return all(np.array_equal(gens[:, a], a[gens]) for a in gens)
+
+
+def _orbits(gens: np.ndarray) -> np.ndarray:
+    """Orbit id of each point (connected components of the graph i — g(i))."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    d = gens.shape[1]
+    src = np.tile(np.arange(d), len(gens))
+    graph = coo_matrix((np.ones(src.size, dtype=np.int8), (src, gens.reshape(-1))), shape=(d, d))
+    return connected_components(graph, directed=False)[1]
+
+
+def _cycle_labels(p: np.ndarray) -> np.ndarray:
+    """A label per point, equal for the points of one cycle (its smallest point): minima by pointer doubling."""
+    label, jump = np.arange(len(p)), p.copy()
+    for _ in range(int(np.ceil(np.log2(max(len(p), 2)))) + 1):
+        label = np.minimum(label, label[jump])
+        jump = jump[jump]
+    return label
+
+
+def _cycle_lengths(p: np.ndarray) -> np.ndarray:
+    """The length of the cycle through each point."""
+    label = _cycle_labels(p)
+    return np.bincount(label, minlength=len(p))[label]
+
+
+def _is_prime(n: int) -> bool:
+    return n >= 2 and all(n % q for q in range(2, int(n**0.5) + 1))
+
+
+def _jordan_witness(gens: np.ndarray, seed: int = 0) -> bool:
+    """True if the transitive group ⟨gens⟩ on d ≥ 8 points provably contains A_d.
+
+    Random elements (product replacement, seeded) are searched for a cycle of prime length p with d/2 < p < d − 2;
+    a suitable power of such an element is a p-cycle, a transitive group with a p-cycle for a prime p > d/2 is
+    primitive, and a primitive group containing a p-cycle with p ≤ d − 3 contains A_d (Jordan). A False answer
+    proves nothing: for S_d or A_d about ln 2 / ln d of the elements are witnesses, so a miss has probability near
+    (1 − ln 2 / ln d)^JORDAN_TRIES (below 10⁻⁵ for d ≤ 1000), and the group then takes the other routes.
+    """
+    d = gens.shape[1]
+    if d < 8:
+        return False
+    good = np.zeros(d + 1, dtype=bool)
+    good[[p for p in range(d // 2 + 1, d - 2) if _is_prime(p)]] = True
+    rng = np.random.default_rng(seed)
+    slots = [gens[i % len(gens)].copy() for i in range(max(10, len(gens)))]
+    acc = np.arange(d)
+    for t in range(JORDAN_TRIES + 20):
+        i, j = rng.choice(len(slots), size=2, replace=False)
+        other = slots[j] if rng.random() < 0.5 else np.argsort(slots[j])
+        slots[i] = other[slots[i]]  # apply slots[i], then slots[j]^(±1)
+        acc = slots[i][acc]
+        if t >= 20 and good[_cycle_lengths(acc)].any():
+            return True
+    return False
+
+
+def enumerate_group(gens: np.ndarray, max_elements: int) -> np.ndarray | None:
+    """Every element of ⟨gens⟩ as image rows (identity first, then breadth first), or None as soon as there are
+    more than ``max_elements``. Vectorized: one composition per frontier and generator; rows are deduplicated by
+    their bytes."""
+    d = gens.shape[1]
+    dt = np.int16 if d < 2**15 else np.int32
+    g = gens.astype(dt)
+    ident = np.arange(d, dtype=dt)[None, :]
+    width = ident.itemsize * d
+    seen = {ident.tobytes()}
+    out, frontier = [ident], ident
+    total = 1
+    while len(frontier):
+        cand = np.ascontiguousarray(np.concatenate([x[frontier] for x in g]))  # apply the element, then x
+        raw = cand.tobytes()
+        fresh = []
+        for i in range(len(cand)):
+            key = raw[i * width : (i + 1) * width]
+            if key not in seen:
+                seen.add(key)
+                fresh.append(i)
+        total += len(fresh)
+        if total > max_elements:
+            return None
+        frontier = cand[fresh]
+        out.append(frontier)
+    return np.concatenate(out).astype(np.int64)
+
+
+def _faithful_orbits(gens: np.ndarray, elements: np.ndarray) -> np.ndarray:
+    """The action on a union of orbits that is still faithful (greedy, smallest orbits first): the generators
+    restricted to those orbits, relabeled 0..m−1."""
+    label = _orbits(gens)
+    orbits = sorted((np.flatnonzero(label == o) for o in np.unique(label)), key=len)
+    keep: list[np.ndarray] = []
+    distinct = 1
+    for orb in orbits:
+        trial = np.concatenate(keep + [orb])
+        n = len(np.unique(elements[:, trial], axis=0))
+        if n > distinct:
+            keep.append(orb)
+            distinct = n
+        if distinct == len(elements):
+            break
+    pts = np.sort(np.concatenate(keep))
+    pos = np.full(gens.shape[1], -1, dtype=np.int64)
+    pos[pts] = np.arange(len(pts))
+    return pos[gens[:, pts]]
+
+
+def _fewer_generators(gens: np.ndarray) -> list[Permutation]:
+    """An irredundant generating subsequence (each generator kept only if outside the group of those before it):
+    at most log2 |G| generators, which keeps sympy's normal closures and derived series cheap."""
+    perms = [Permutation(list(map(int, g))) for g in gens]
+    if len(perms) <= 4:
+        return perms
+    kept: list[Permutation] = []
+    H: PermutationGroup | None = None
+    for p in perms:
+        if H is None or not H.contains(p):
+            kept.append(p)
+            H = PermutationGroup(kept)
+    return kept
+
+
+def _natural_name(order: int, degrees: Sequence[int]) -> str | None:
+    """S_d or A_d when the order identifies it on a faithful action of degree d."""
+    for d in degrees:
+        if d >= 3 and order == factorial(d):
+            return f"S{d}"
+        if d >= 4 and 2 * order == factorial(d):
+            return f"A{d}"
+    return None
+
+
+def describe_group(
+    perms: np.ndarray | Sequence[Sequence[int]],
+    degree: int | None = None,
+    *,
+    what: str = "the group",
+    other_degrees: Sequence[int] = (),
+    max_named_order: int = MAX_NAMED_ORDER,
+    seed: int = 0,
+) -> GroupSummary:
+    """Order, name and composition factors of the group generated by the rows of ``perms`` (image arrays), within a
+    stated work budget.
+
+    Steps: drop identities and duplicates and restrict to the moved points; on a transitive action of degree
+    d ≥ 8, look for a Jordan witness (then the group is S_d or A_d, by the parity of the generators, with no
+    Schreier–Sims at all); on more than MAX_GROUP_DEGREE points enumerate the group (at most MAX_ENUMERATED_CELLS
+    order × degree cells) and keep a faithful union of orbits; then sympy's Schreier–Sims gives the order, and
+    :func:`composition_factors` the factors. ``other_degrees`` are degrees of other faithful actions of the same
+    group (for the S_d / A_d recognition by order). Raises LimitExceededError, naming ``what`` and the budget,
+    when the group is beyond it: too large to enumerate on more than MAX_GROUP_DEGREE points and not S_d or A_d,
+    or a perfect core too large for the exhaustive simplicity test.
+    """
+    gens = _generator_rows(perms, degree)
+    if len(gens) == 0:
+        return GroupSummary(1, "C1", (), True, 0)
+    gens = _on_moved_points(gens)
+    try:
+        budget = (MAX_GROUP_DEGREE, MAX_ENUMERATED_CELLS, MAX_EXHAUSTIVE_ORDER)  # part of the cache key
+        return _summary(gens.tobytes(), gens.shape[1], tuple(other_degrees), max_named_order, seed, budget)
+    except _OverBudget as exc:
+        raise LimitExceededError(f"{what} {exc}") from None
+
+
+class _OverBudget(Exception):
+    """A summary beyond the work budget; the message continues a sentence that names the group."""
+
+
+@lru_cache(maxsize=4096)
+def _summary(
+    raw: bytes, d: int, other_degrees: tuple[int, ...], max_named_order: int, seed: int, budget: tuple[int, ...]
+) -> GroupSummary:
+    """describe_group on cleaned generators (distinct, non-identity, on their moved points), cached by their bytes
+    and the budget (max degree for Schreier–Sims, max enumerated cells, max exhaustive order)."""
+    max_degree, max_cells, _ = budget
+    gens = np.frombuffer(raw, dtype=np.int64).reshape(-1, d)
+    if len(gens) == 1:  # cyclic: the order is the lcm of the cycle lengths, on the fewest cycles that reach it
+        labels = _cycle_labels(gens[0])
+        lengths = sorted(np.bincount(labels)[np.unique(labels)].tolist(), reverse=True)
+        order, used = 1, 0
+        for n in lengths:
+            if lcm(order, n) > order:
+                order, used = lcm(order, n), used + n
+        return GroupSummary(order, f"C{order}", tuple(_prime_factors(order)), True, used)
+    abelian = _commute(gens)
+    transitive = bool(np.all(_orbits(gens) == 0))
+    if not abelian and transitive and _jordan_witness(gens, seed):
+        odd = any((d - len(np.unique(_cycle_labels(g)))) % 2 for g in gens)
+        order = factorial(d) // (1 if odd else 2)
+        return GroupSummary(order, f"S{d}" if odd else f"A{d}", ("C2", f"A{d}") if odd else (f"A{d}",), False, d)
+    known: int | None = None
+    if d > max_degree:
+        elements = enumerate_group(gens, max_cells // d)
+        if elements is None:
+            raise _OverBudget(
+                f"acts faithfully on {d} points and has more than {max_cells // d:,} elements: group computations "
+                f"are limited to actions on at most {max_degree} points, groups of at most {max_cells:,} "
+                f"(order × degree) cells, and S_d or A_d recognized by Jordan's theorem"
+            )
+        known = len(elements)
+        gens = _on_moved_points(_faithful_orbits(gens, elements))
+        d = gens.shape[1]
+    G = PermutationGroup(_fewer_generators(gens))
+    order = int(G.order()) if known is None else known
+    name = _natural_name(order, [d, *other_degrees])
+    if name is None:
+        name = group_name(G) if order <= max_named_order else f"order {order}"
+    try:
+        factors = tuple(composition_factors(G))
+    except LimitExceededError as exc:
+        raise _OverBudget(f"(order {order:,}): {exc}") from None
+    return GroupSummary(order, name, factors, abelian, d)
+
+
+__all__ = [
+    "permutation_group",
+    "group_name",
+    "composition_factors",
+    "is_solvable",
+    "is_simple",
+    "smaller_faithful_action",
+    "describe_group",
+    "GroupSummary",
+    "enumerate_group",
+    "MAX_EXHAUSTIVE_ORDER",
+    "MAX_NAMED_ORDER",
+    "MAX_GROUP_DEGREE",
+    "MAX_ENUMERATED_CELLS",
+]

@@ -1,13 +1,16 @@
-"""Krohn–Rhodes holonomy decomposition (Egri-Nagy & Nehaniv; SgpDec's skeleton and holonomy, THEORY.md).
+"""Krohn–Rhodes holonomy decomposition (Egri-Nagy & Nehaniv; SgpDec's skeleton and holonomy; docs/holonomy.md).
 
 The transformation semigroup (Q, S) of an automaton acts on subsets of Q. Its *skeleton* (:class:`Skeleton`):
 
 - the extended image set I = {Q} ∪ {Q·s} ∪ {{q}}: the orbit of Q under the generators plus the singletons;
 - subduction A ≤ B iff A ⊆ B·s for some s ∈ S¹; its equivalence classes are the strongly connected components of
   the orbit graph (and, for singletons that are not images, of the state graph);
-- depth (SgpDec's): the class of Q has depth 1, a class's depth is the length in classes of the longest chain of
-  strict subductions from Q's class down to it, singletons lie below every other class; the number of levels is
-  the height of Q's class = skeleton depth − 1;
+- depth (SgpDec 1.x's): the class of Q has depth 1, a class's depth is the number of classes on the longest chain
+  of strict subductions from Q's class down to it (a strict subduction cover being a direct image in another class
+  or a tile); the skeleton depth is that of the singletons (one class when a singleton is an image), plus one when
+  no singleton is an image, and the number of levels is skeleton depth − 1 (= the depth of the deepest
+  non-singleton class). The older height rule (depth = height(Q) − height + 1, the height counted up from the
+  singletons) gives the same number of levels and is kept as ``depth="height"``; it places some classes deeper;
 - for each class a representative R, and for each image set B of the class transformations from_rep(B) (R → B) and
   to_rep(B) (B → R) that are mutually inverse bijections between R and B;
 - the tiles of a set: its maximal proper subsets within I;
@@ -28,7 +31,6 @@ Every decomposition is checked: the cascade must emulate the automaton (:meth:`C
 from __future__ import annotations
 
 from collections.abc import Callable
-from math import factorial
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,8 @@ MAX_IMAGE_SET_CELLS = 20_000_000
 MAX_COORDINATE_TUPLES = 500_000
 #: Most recorded actions (reachable tuples × symbols × levels) while building the dependency tables.
 MAX_RECORDED_ACTIONS = 60_000_000
+#: The rules that place the classes on levels (Skeleton's ``depth``): SgpDec 1.x's (the default) and the height rule.
+DEPTH_RULES = ("sgpdec", "height")
 
 
 def _image_rows(rows: np.ndarray, maps: np.ndarray) -> np.ndarray:
@@ -55,6 +59,62 @@ def _image_rows(rows: np.ndarray, maps: np.ndarray) -> np.ndarray:
     b, q = np.nonzero(rows)
     out[b, maps[q] if maps.ndim == 1 else maps[b, q]] = True
     return out
+
+
+#: representatives of at most this many states find their tiles on the lattice of their subsets (2^k cells)
+_LATTICE_BITS = 22
+
+
+def _maximal_in_lattice(rows: np.ndarray) -> np.ndarray:
+    """Which sets of a family (bool (F, k): subsets of k points) are maximal in it, through the lattice of all 2^k
+    subsets: g = the superset closure of the family (g[m] iff some member contains m, one pass per point), and a
+    member m is maximal iff g[m ∪ {j}] is false for every point j outside m. O(k 2^k + F k)."""
+    k = rows.shape[1]
+    masks = rows.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+    g = np.zeros(1 << k, dtype=bool)
+    g[masks] = True
+    for j in range(k):
+        view = g.reshape(-1, 2, 1 << j)  # [:, 0, :] are the subsets without point j, [:, 1, :] those with it
+        view[:, 0, :] |= view[:, 1, :]
+    covered = np.zeros(len(masks), dtype=bool)
+    for j in range(k):
+        bit = np.int64(1) << j
+        covered |= ((masks & bit) == 0) & g[masks | bit]
+    return ~covered
+
+
+def _contained_in_any(rows: np.ndarray, sups: np.ndarray) -> np.ndarray:
+    """For each set of ``rows`` (bool (B, n)), whether it lies inside some set of ``sups`` (bool (C, n)):
+    |A ∩ C| = |A|, counted by float32 matrix products (exact: counts ≤ n < 2^24) in chunks of ≤ 4·10^6 cells."""
+    size = rows.sum(axis=1)
+    S = sups.astype(np.float32).T
+    out = np.empty(len(rows), dtype=bool)
+    step = max(1, 4_000_000 // max(len(sups), 1))
+    for i in range(0, len(rows), step):
+        out[i : i + step] = (rows[i : i + step].astype(np.float32) @ S == size[i : i + step, None]).any(axis=1)
+    return out
+
+
+class _PairCache:
+    """A memo from int64 codes to int64 values, as sorted arrays (vectorized lookups by binary search)."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros(0, dtype=np.int64)
+
+    def get(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values, found): the memoized value of each code (0 where not found)."""
+        if self.keys.size == 0:
+            return np.zeros(codes.shape, dtype=np.int64), np.zeros(codes.shape, dtype=bool)
+        pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
+        found = self.keys[pos] == codes
+        return np.where(found, self.values[pos], 0), found
+
+    def add(self, codes: np.ndarray, values: np.ndarray) -> None:
+        """Memoize new (distinct, absent) codes."""
+        keys = np.concatenate([self.keys, codes])
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.values = keys[order], np.concatenate([self.values, values])[order]
 
 
 class _SetIndex:
@@ -94,8 +154,9 @@ class Skeleton:
     then the singletons that are not images. Attributes (numpy arrays indexed by set): ``sets`` (M, n) bool, ``sizes``,
     ``image`` (M, |Σ|) index of the set's image under each symbol, ``class_of``, ``depth_of``; by class:
     ``class_rep`` (the representative's set index: the first in breadth-first order), ``class_height``,
-    ``class_depth``; ``singleton`` (n,) the index of {q}; ``n_levels``. Tiles, transversals and holonomy groups are
-    computed on demand and cached.
+    ``class_depth`` (by ``depth_rule``: "sgpdec", the default, or "height"; see the module docstring);
+    ``singleton`` (n,) the index of {q}; ``n_levels``. Tiles, transversals and holonomy groups are computed on demand
+    and cached.
     """
 
     def __init__(
@@ -103,7 +164,11 @@ class Skeleton:
         transitions: np.ndarray,
         max_image_set: int = MAX_IMAGE_SET,
         max_cells: int = MAX_IMAGE_SET_CELLS,
+        depth: str = "sgpdec",
     ) -> None:
+        if depth not in DEPTH_RULES:
+            raise ValueError(f"unknown depth rule {depth!r} (choose from {', '.join(DEPTH_RULES)})")
+        self.depth_rule = depth
         gens = np.asarray(transitions, dtype=STATE_DTYPE)
         self.gens = gens
         self.n_symbols, self.n = gens.shape
@@ -111,11 +176,11 @@ class Skeleton:
         self._orbit(max_image_set, max_cells)
         self._classes()
         self._tiles_of_reps()
-        self._heights()
+        self._depths(depth)
         self._transversals()
         self._group_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._tile_set_cache: dict[tuple[int, int], int] = {}
-        self._tile_index_cache: dict[tuple[int, int], int] = {}
+        self._tile_set_cache = _PairCache()
+        self._tile_index_cache = _PairCache()
         self._perm_cache: dict[tuple[int, int], np.ndarray] = {}
         self._ident = np.arange(n)
 
@@ -242,30 +307,33 @@ class Skeleton:
                 continue
             sub = np.all((P & ~P[r]) == 0, axis=1) & (self.sizes < self.sizes[r])
             cand = np.flatnonzero(sub)
-            cand = cand[np.lexsort((cand, -self.sizes[cand]))]
-            covers: list[np.ndarray] = []
-            sizes = self.sizes[cand]
-            for s in np.unique(sizes)[::-1]:
-                group = cand[sizes == s]
-                if covers:
-                    cov = np.concatenate(covers)
-                    inside = np.all((P[group][:, None, :] & ~P[cov][None, :, :]) == 0, axis=2).any(axis=1)
-                    group = group[~inside]
-                if group.size:
-                    covers.append(group)
-            tiles = np.concatenate(covers)
-            # largest first, then in lexicographic order of their states (SgpDec's order)
-            self.tiles[c] = np.array(sorted(tiles.tolist(), key=lambda t: (-self.sizes[t], self.points(t))))
+            if self.sizes[r] <= _LATTICE_BITS:
+                tiles = cand[_maximal_in_lattice(self.sets[cand][:, self.sets[r]])]
+            else:
+                cand = cand[np.lexsort((cand, -self.sizes[cand]))]
+                covers: list[np.ndarray] = []
+                sizes = self.sizes[cand]
+                for s in np.unique(sizes)[::-1]:
+                    group = cand[sizes == s]
+                    if covers:
+                        group = group[~_contained_in_any(self.sets[group], self.sets[np.concatenate(covers)])]
+                    if group.size:
+                        covers.append(group)
+                tiles = np.concatenate(covers)
+            # largest first, then in lexicographic order of their states (SgpDec's order): among sets of one size,
+            # the first state where two differ belongs to the earlier one
+            rows = self.sets[tiles]
+            keys = [~rows[:, j] for j in range(self.n - 1, -1, -1)] + [-self.sizes[tiles]]
+            self.tiles[c] = tiles[np.lexsort(keys)]
         self._tile_rows = {c: self.sets[t] for c, t in self.tiles.items()}
         self._tile_lookup = {
             c: {key: j for j, key in enumerate(_SetIndex.keys(rows))} for c, rows in self._tile_rows.items()
         }
 
     # ------------------------------------------------------------------ depth
-    def _heights(self) -> None:
-        """Height of each class: 0 for singletons, else 1 + the largest height among the classes it covers (direct
-        images in other classes, and tiles). Depth = height(Q's class) − height + 1 (SgpDec's Depths)."""
-        N, k, C = self.n_images, self.n_symbols, self.n_classes
+    def _class_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The strict subduction covers between classes: direct images in other classes, and tiles (src → dst)."""
+        N, k = self.n_images, self.n_symbols
         src = np.repeat(self.class_of[:N], k)
         dst = self.class_of[self.image[:N].reshape(-1)]
         tsrc = [np.full(t.size, c) for c, t in self.tiles.items()]
@@ -273,7 +341,21 @@ class Skeleton:
         src = np.concatenate([src, *tsrc]).astype(np.int64)
         dst = np.concatenate([dst, *tdst]).astype(np.int64)
         keep = src != dst
-        src, dst = src[keep], dst[keep]
+        return src[keep], dst[keep]
+
+    def _depths(self, rule: str) -> None:
+        """Depth of each class (see the module docstring), by ``rule``:
+
+        - ``"sgpdec"`` (SgpDec 1.x's Depths): Q's class has depth 1, a class's depth is the number of classes on the
+          longest chain of strict subductions from Q's class down to it (longest path in the acyclic cover graph);
+        - ``"height"``: height(Q) − height + 1, the height of a class being 0 for singletons, else 1 + the largest
+          height among the classes it covers (the rule of earlier SgpDec versions): each class as deep as it can be.
+
+        Both give every non-singleton class a depth in 1..L with L the same (the longest chain from Q down to the
+        singletons, minus one) and images and tiles deeper than their set; singletons get depth L + 1.
+        """
+        src, dst = self._class_edges()
+        C = self.n_classes
         nonsingleton = self.class_size > 1
         h = np.zeros(C, dtype=np.int64)
         for _ in range(C + 1):
@@ -287,7 +369,23 @@ class Skeleton:
             raise ConstructionError("internal error: the subduction cover relation has a cycle")
         self.class_height = h
         self.n_levels = int(h[0])
-        self.class_depth = np.where(nonsingleton, h[0] - h + 1, self.n_levels + 1)
+        if rule == "height":
+            depth = h[0] - h + 1
+        else:
+            depth = np.zeros(C, dtype=np.int64)
+            depth[0] = 1
+            for _ in range(C + 1):
+                new = depth.copy()
+                live = depth[src] > 0
+                np.maximum.at(new, dst[live], depth[src[live]] + 1)
+                if np.array_equal(new, depth):
+                    break
+                depth = new
+            else:  # pragma: no cover
+                raise ConstructionError("internal error: the subduction cover relation has a cycle")
+            if nonsingleton.any() and int(depth[nonsingleton].max()) != self.n_levels:  # pragma: no cover
+                raise ConstructionError("internal error: the longest chains from Q and to the singletons differ")
+        self.class_depth = np.where(nonsingleton, depth, self.n_levels + 1)
         self.depth_of = self.class_depth[self.class_of]
 
     def classes_at_depth(self, depth: int) -> list[int]:
@@ -401,6 +499,30 @@ class Skeleton:
         """Generators of the holonomy group of class c: permutations of its representative's tiles."""
         return self._groups(c)[1]
 
+    def holonomy_action(self, c: int) -> np.ndarray:
+        """Generators of a faithful action of class c's holonomy group on as few points as this finds: R's tiles, or
+        R's *atoms* when there are fewer — the classes of R's points that lie in the same tiles.
+
+        The permutator group maps onto the holonomy group and permutes the atoms (it permutes the tiles), and an
+        element fixes every tile iff it fixes every atom (tiles are unions of atoms, atoms intersections of tiles
+        and their complements), so the two actions have the same kernel. S16 acting on the 12870 8-subsets of its
+        16 states (all tiles) acts faithfully on 16 atoms.
+        """
+        on_tiles = self.holonomy_generators(c)
+        R = np.flatnonzero(self.sets[self.class_rep[c]])
+        _, atom_of = np.unique(self._tile_rows[c][:, R].T, axis=0, return_inverse=True)
+        atom_of = atom_of.ravel()
+        n_atoms = int(atom_of.max()) + 1
+        if n_atoms >= on_tiles.shape[1]:
+            return on_tiles
+        perms = self.permutator_generators(c)
+        first = np.zeros(n_atoms, dtype=np.int64)
+        first[atom_of[::-1]] = np.arange(R.size)[::-1]
+        act = atom_of[perms[:, first]]
+        if not np.array_equal(atom_of[perms], act[:, atom_of]):  # pragma: no cover - the atoms form a block system
+            raise ConstructionError(f"internal error: the permutator group of class {c} does not permute its atoms")
+        return np.unique(act, axis=0)
+
     def holonomy_group(self, c: int) -> Any:
         """The holonomy group of class c (a sympy PermutationGroup on its tiles)."""
         from .groups import permutation_group
@@ -415,19 +537,17 @@ class Skeleton:
 
     # ------------------------------------------------------------------ tile chains
     def _per_pair(
-        self, A: np.ndarray, B: np.ndarray, cache: dict[tuple[int, int], int], value: Callable[[int, int], int]
+        self, A: np.ndarray, B: np.ndarray, cache: _PairCache, value: Callable[[int, int], int]
     ) -> np.ndarray:
         """``value(a, b)`` for every pair (A[i], B[i]) (entries < M): once per distinct pair, memoized in ``cache``."""
         A = np.asarray(A, dtype=np.int64)
-        codes, inv = np.unique(A.ravel() * self.M + np.asarray(B, dtype=np.int64).ravel(), return_inverse=True)
-        vals = np.empty(len(codes), dtype=np.int64)
-        for i, (a, b) in enumerate(zip(*divmod(codes, self.M))):
-            key = (int(a), int(b))
-            v = cache.get(key)
-            if v is None:
-                v = cache[key] = value(*key)
-            vals[i] = v
-        return vals[inv.ravel()].reshape(A.shape)
+        codes = (A * self.M + np.asarray(B, dtype=np.int64)).ravel()
+        vals, hit = cache.get(codes)
+        if not hit.all():
+            new = np.unique(codes[~hit])
+            cache.add(new, np.array([value(*map(int, divmod(int(c), self.M))) for c in new], dtype=np.int64))
+            vals, _ = cache.get(codes)
+        return vals.reshape(A.shape)
 
     def tile_set(self, B: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Set index of tile t of set B (tile t of the representative carried by from_rep(B)); vectorized."""
@@ -638,51 +758,58 @@ def _dependency_tables(
     return keys, images
 
 
-def _order_and_name(G: Any, degree: int) -> tuple[int, str]:
-    """Order and DESIGN.md name of a holonomy group acting on ``degree`` tiles.
+def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarray, int]:
+    """Generators of a faithful action of class c's holonomy group on few points, and the number of tiles.
 
-    A group of degree d and order d! is S_d, of order d!/2 (d ≥ 4) A_d: named directly (SgpDec's S3, which
-    group_name reports as its isomorphic D6; and no element enumeration for S7); other groups go to group_name.
+    For Q's class of a transitive group automaton the holonomy group is the transition group itself (Q's tiles are
+    the singletons): its known natural action (``automaton.action``), or for many states the smaller faithful
+    action that fsa.permutation_rep's block-system search finds (M11 on 11 points rather than 7920). Otherwise
+    :meth:`Skeleton.holonomy_action` (tiles or atoms).
     """
-    from .groups import group_name
+    t = int(sk.tiles[c].size)
+    if c == 0 and automaton.is_group_automaton:
+        from .groups import MAX_GROUP_DEGREE
+        from .permutation_rep import faithful_permutation_representation, orbit_of
 
-    order = int(G.order())
-    full = factorial(degree)
-    if degree >= 3 and order == full:
-        return order, f"S{degree}"
-    if degree >= 4 and 2 * order == full:
-        return order, f"A{degree}"
-    return order, group_name(G)
+        trans = np.asarray(automaton.transitions, dtype=np.int64)
+        if automaton.action is not None and automaton.action.shape[1] < sk.n:
+            return np.asarray(automaton.action, dtype=np.int64), t
+        if sk.n > MAX_GROUP_DEGREE and len(orbit_of(trans, 0)) == sk.n:
+            try:
+                rep = faithful_permutation_representation(automaton, initial=0)
+                return np.asarray(rep.perms, dtype=np.int64), t
+            except (ConstructionError, LimitExceededError):
+                pass
+    return sk.holonomy_action(c), t
 
 
 def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[CascadeLevel]:
-    """The levels' components: per class of each depth, its tiles and its holonomy group (order and name)."""
+    """The levels' components: per class of each depth, its tiles and its holonomy group (order, name and
+    composition factors by fsa.groups.describe_group, on a faithful action of few points: see _group_action)."""
+    from .groups import describe_group
+
     levels = []
-    name_cache: dict[tuple[tuple[int, ...], bytes], tuple[int, str]] = {}
+    cache: dict[tuple[tuple[int, ...], bytes], Any] = {}
     for lv in range(sk.n_levels):
         comps = []
         for c in lay.level_classes[lv]:
             gens = sk.holonomy_generators(c)
             key = (gens.shape, np.ascontiguousarray(gens).tobytes())
-            if key not in name_cache:
-                if c == 0 and automaton.is_group_automaton and automaton.action is not None:
-                    # a group's holonomy group on Q's tiles (the states) is the group: name it by its known
-                    # faithful action, of lower degree (M11 on 11 points rather than 7920)
-                    from .groups import permutation_group
-
-                    name_cache[key] = _order_and_name(permutation_group(automaton.action), automaton.action.shape[1])
-                else:
-                    name_cache[key] = _order_and_name(sk.holonomy_group(c), gens.shape[1])
-            order, name = name_cache[key]
+            if key not in cache:
+                action, t = _group_action(automaton, sk, c)
+                what = f"the holonomy group at level {lv + 1} ({t} tiles of a set of {int(sk.class_size[c])} states)"
+                cache[key] = describe_group(action, what=what, other_degrees=(t,))
+            g = cache[key]
             rep = int(sk.class_rep[c])
             comps.append(
                 Component(
                     points=int(lay.n_tiles[c]),
-                    group_order=order,
-                    group=name,
+                    group_order=g.order,
+                    group=g.name,
                     offset=int(lay.offset[c]),
                     representative=sk.points(rep),
                     tiles=tuple(sk.points(int(t)) for t in sk.tiles[c]),
+                    composition_factors=g.composition_factors,
                 )
             )
         levels.append(CascadeLevel(tuple(comps)))
@@ -690,10 +817,12 @@ def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[Cascad
     return levels
 
 
-def holonomy_levels(automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET) -> list[CascadeLevel]:
+def holonomy_levels(
+    automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET, depth: str = "sgpdec"
+) -> list[CascadeLevel]:
     """The levels of the holonomy decomposition (components with points and holonomy groups, top first) from the
     skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths."""
-    sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
+    sk = Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
     return _components(automaton, sk, _Layout(sk))
 
 
@@ -704,15 +833,18 @@ def holonomy_decomposition(
     max_tuples: int = MAX_COORDINATE_TUPLES,
     verify: bool = True,
     seed: int = 0,
+    depth: str = "sgpdec",
 ) -> Cascade:
     """The holonomy decomposition of an automaton as a :class:`Cascade` of permutation-reset levels.
 
-    Levels are SgpDec's (number of levels = skeleton depth − 1). Raises LimitExceededError when the extended image
-    set exceeds ``max_image_set`` sets or the reachable coordinate tuples exceed ``max_tuples``. With ``verify``
+    Levels are SgpDec's (number of levels = skeleton depth − 1); ``depth`` chooses how classes are placed on them
+    (``"sgpdec"``, SgpDec 1.x's longest chains from Q, or ``"height"``; see :class:`Skeleton`). Raises
+    LimitExceededError when the extended image set exceeds ``max_image_set`` sets or the reachable coordinate tuples
+    exceed ``max_tuples``. With ``verify``
     (the default) the emulation is checked (exhaustively on all reachable tuples × symbols and on random words,
     seeded) and a failure raises ConstructionError; ``cascade.emulation_verified`` records the outcome.
     """
-    sk = Skeleton(automaton.transitions, max_image_set=max_image_set)
+    sk = Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
     lay = _Layout(sk)
     L = sk.n_levels
     levels = _components(automaton, sk, lay)
@@ -747,4 +879,5 @@ __all__ = [
     "MAX_IMAGE_SET_CELLS",
     "MAX_COORDINATE_TUPLES",
     "MAX_RECORDED_ACTIONS",
+    "DEPTH_RULES",
 ]

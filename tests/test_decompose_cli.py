@@ -1,4 +1,5 @@
-"""`fsa2rnn decompose`: the JSON contract of DESIGN.md, the DOT file, and bad input (exit 2, one line, no file)."""
+"""`fsa2rnn decompose`: the JSON contract of docs/architecture.md, the DOT file, and bad input (exit 2, one line, no
+file)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,14 @@ def test_json_levels_top_first(runner: CliRunner, spec: str, expected: list) -> 
     assert data["n_levels"] == len(expected) and data["widths"] == [sum(p for p, _ in lv) for lv in expected]
     for lv in data["levels"]:
         for c in lv["components"]:
-            assert set(c) == {"points", "group_order", "group"}
+            assert set(c) == {"points", "group_order", "group", "composition_factors"}
 
 
 def test_group_names(runner: CliRunner) -> None:
     data = json.loads(runner.invoke(main, ["decompose", "T4", "--json"]).output)
     assert [lv["components"][0]["group"] for lv in data["levels"]] == ["S4", "S3", "C2"]
+    factors = [sorted(lv["components"][0]["composition_factors"]) for lv in data["levels"]]
+    assert factors == [["C2", "C2", "C2", "C3"], ["C2", "C3"], ["C2"]]
     assert data["display"] == "1: (4,S4) / 2: (3,S3) / 3: (2,C2)"
 
 

@@ -1,6 +1,6 @@
 """The skeleton and the holonomy groups against brute force on small random automata.
 
-Every quantity is recomputed here from the definitions (THEORY.md, "Holonomy decomposition") with a brute-force
+Every quantity is recomputed here from the definitions (docs/holonomy.md, "The skeleton") with a brute-force
 enumeration of the transition monoid, independently of fsa/holonomy.py: the extended image set, subduction classes,
 depths, tiles, the transversal maps, and each holonomy group (the permutations of a representative's tiles induced
 by all monoid elements that stabilize it).
@@ -48,11 +48,18 @@ def test_skeleton_matches_brute_force(automaton: Automaton) -> None:
     # subduction classes
     ours = {frozenset(sets[i] for i in sk.class_members(c)) for c in range(sk.n_classes)}
     assert ours == {frozenset(cl) for cl in bf.classes}
-    # depth and number of levels (SgpDec's definition)
-    assert sk.n_levels == bf.n_levels
+    # depth and number of levels: SgpDec 1.x's (longest chains of strict subductions from Q) by default ...
+    depths, n_levels = bf.sgpdec_depths()
+    assert sk.n_levels == n_levels == bf.n_levels
     for i, A in enumerate(sets):
-        expected = bf.n_levels + 1 if len(A) == 1 else bf.n_levels - bf.height[A] + 1
-        assert sk.depth_of[i] == expected
+        assert sk.depth_of[i] == (n_levels + 1 if len(A) == 1 else depths[A])
+    # ... and the height rule on request (the same number of levels)
+    hk = Skeleton(automaton.transitions, depth="height")
+    assert hk.n_levels == bf.n_levels
+    for i, A in enumerate(sets):
+        assert hk.depth_of[hk.index_of(sk.sets[i])[0]] == (
+            bf.n_levels + 1 if len(A) == 1 else bf.n_levels - bf.height[A] + 1
+        )
     # tiles, transversals, holonomy groups
     for c in range(sk.n_classes):
         R = sets[sk.class_rep[c]]
@@ -77,6 +84,52 @@ def test_skeleton_matches_brute_force(automaton: Automaton) -> None:
     assert n == sk.n
 
 
+def _placement(levels) -> list[list[tuple[frozenset[int], int]]]:
+    """Per level, the components as sorted (representative set, group order) pairs."""
+    return [sorted((frozenset(c.representative), c.group_order) for c in lv.components) for lv in levels]
+
+
+#: more random automata (up to 6 states): the two depth rules place components differently on three of them
+PLACEMENT = random_automata(24, seed=31, max_states=6, max_symbols=2)
+
+
+def test_level_placement_matches_brute_force_sgpdec_depth() -> None:
+    """Each component sits on the level of its class's SgpDec depth, computed here by brute force; the cascade
+    still emulates the automaton. The height rule differs on some of these automata, so the test separates them."""
+    differ = 0
+    for a in PLACEMENT:
+        bf = BruteSkeleton(a.transitions)
+        depths, n_levels = bf.sgpdec_depths()
+        c = holonomy_decomposition(a)
+        assert c.n_levels == n_levels and c.emulation_verified
+        for lv, level in enumerate(c.levels):
+            for comp in level.components:
+                assert depths[frozenset(comp.representative)] == lv + 1
+        # every non-singleton class has its component on its level
+        want = sorted(depths[cl[0]] for cl in bf.classes if len(cl[0]) > 1)
+        assert sorted(lv + 1 for lv, level in enumerate(c.levels) for _ in level.components) == want
+        h = holonomy_decomposition(a, depth="height")
+        assert h.n_levels == n_levels and h.emulation_verified
+        differ += _placement(h.levels) != _placement(c.levels)
+    assert differ > 0
+
+
+def test_issue_example_widths_are_sgpdec_s() -> None:
+    """Generators [[5,5,3,0,6,7,3,1],[0,2,4,4,3,2,4,0]]: SgpDec's per-level widths (the height rule gives
+    [2,4,5,3,3,3,6,9,2]), checked against the brute-force depths as well."""
+    a = Automaton(np.array([[5, 5, 3, 0, 6, 7, 3, 1], [0, 2, 4, 4, 3, 2, 4, 0]]))
+    c = holonomy_decomposition(a)
+    assert c.widths == [2, 4, 5, 3, 6, 9, 3, 3, 2] and c.emulation_verified
+    assert holonomy_decomposition(a, depth="height").widths == [2, 4, 5, 3, 3, 3, 6, 9, 2]
+    bf = BruteSkeleton(a.transitions)
+    depths, n_levels = bf.sgpdec_depths()
+    widths = [0] * n_levels
+    for cl in bf.classes:
+        if len(cl[0]) > 1:
+            widths[depths[cl[0]] - 1] += len(bf.tiles(cl[0]))
+    assert widths == c.widths
+
+
 def test_levels_components_are_the_classes_of_each_depth() -> None:
     for a in SMALL[:20]:
         c = holonomy_decomposition(a)
@@ -88,7 +141,7 @@ def test_levels_components_are_the_classes_of_each_depth() -> None:
             assert level.n_points == sum(len(comp.tiles) for comp in level.components)
 
 
-#: DESIGN.md's oracle automata (T_3..T_5, the flip-flop, counters), with their holonomy group orders
+#: The published oracle automata (SgpDec 1.x) (T_3..T_5, the flip-flop, counters), with their holonomy group orders
 ORACLES = [
     (resolve_spec("T3"), None),
     (resolve_spec("T4"), [[24], [6], [2]]),
