@@ -1,4 +1,4 @@
-"""Maps the top-level folders onto subpackages of one import package, ``fsa2rnn`` (see DESIGN.md)."""
+"""Maps the top-level folders onto subpackages of one import package, ``fsa2rnn`` (see docs/architecture.md)."""
 
 from pathlib import Path
 

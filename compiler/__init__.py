@@ -1,6 +1,6 @@
 """Compilers: Automaton | Cascade → exact weights, as a torch-free :class:`CompiledModel`.
 
-One ``compile_*`` function per target shows the whole path (DESIGN.md):
+One ``compile_*`` function per target shows the whole path (docs/architecture.md):
 ``compile_householder`` (Grazzi et al.), ``compile_diagonal``, ``compile_nfsm`` (Brandoit et al.).
 """
 

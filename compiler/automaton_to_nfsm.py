@@ -1,4 +1,5 @@
-"""Automaton → Neural Finite-State Machine weights (length-independent-state-tracking §6; THEORY.md, NFSM).
+"""Automaton → Neural Finite-State Machine weights (length-independent-state-tracking §6; docs/theory.md, "Neural
+Finite-State Machines").
 
 The whole path: plan heads and layers (nfsm_heads.py) → explore the (configuration, state) pairs the plan's tables
 reach, which checks that the head indices determine the state and yields the readout (nfsm_machine.py) → logits

@@ -3,10 +3,10 @@
 From the holonomy decomposition (fsa/holonomy.py) A^(s) ∘ … ∘ A^(1) of permutation-reset levels: layer i has
 n_i = |Q^(i)| coordinates, a one-hot hidden state, H_0 = e_{c_i(q0)}, and reads the row of
 (x_t, c_0(t−1), …, c_{i−1}(t−1)) — the symbol with the upper levels' decoded states from the *previous* step (the
-cascade product of Definition 1; the one-step causal shift of docs/theory.md repairs the proof's wiring). A row acting as a
-permutation σ gives A = P_σ as reflections (one per transposition) and B = 0; a row acting as the constant q gives
-A = 0 = ∏_j (I − e_j e_jᵀ) (n_i GH factors with β = 1) and B = e_q. Readout: argmax per layer (one-hot codes), then
-the coordinate tuple → state by the cascade's emulation map.
+cascade product of Definition 1; the one-step causal shift of docs/theory.md repairs the proof's wiring). A row acting
+as a permutation σ gives A = P_σ as reflections (one per transposition) and B = 0; a row acting as the constant q
+gives A = 0 = ∏_j (I − e_j e_jᵀ) (n_i GH factors with β = 1) and B = e_q. Readout: argmax per layer (one-hot codes),
+then the coordinate tuple → state by the cascade's emulation map.
 """
 
 from __future__ import annotations

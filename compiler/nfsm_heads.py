@@ -8,7 +8,7 @@
   M11 on 11 points has a base of 4 points (4 heads of 11), S5 on 5 points a base of 4 (4 heads of 5);
 - direct product (``automaton.factors``): one head per factor, each reading the shared symbol;
 - Krohn–Rhodes cascade (fsa/holonomy.py): one layer per level, top first; level i's table is chosen by the symbol
-  and the indices of the levels above at the previous step (Prop. G.6 with the timing of THEORY.md).
+  and the indices of the levels above at the previous step (Prop. G.6 with the timing of docs/theory.md).
 
 ``auto`` picks, among the plans that apply, the fewest logits per step (Σ d_i², the paper's cost of heads).
 """

@@ -3,7 +3,7 @@ tables. Used by the compiler (exhaustive check, readout) and by extraction (real
 
 A *configuration* is the tuple of attractor indices of every head of every layer (layers in order, heads in order).
 Layer ℓ's table at step t is chosen by its *key*: the symbol x_t, followed (stacked layers, Prop. G.6) by the indices
-of the heads of the layers above at step t−1 — the one-step causal shift of THEORY.md. Key index (mixed radix,
+of the heads of the layers above at step t−1 — the one-step causal shift of docs/theory.md. Key index (mixed radix,
 symbol most significant): key = x·Π r_j + Σ c_j·Π_{i>j} r_i over the upper heads' dims r_j. ``bank[key, h]`` is
 head h's table. A configuration's code is its mixed-radix number (first head most significant).
 """

@@ -38,6 +38,6 @@ print("S5:", S5.size, "elements,", h.name, h.composition_factors, "| classificat
 last_two = Automaton([[0, 2, 0, 2], [1, 3, 1, 3]], states=["00", "01", "10", "11"], symbols=["0", "1"])
 print("last-two definite degree:", definite_degree(TransitionMonoid(last_two)))
 
-# 5. Which architectures realize the flip-flop, exactly and robustly (THEORY.md's two senses)?
+# 5. Which architectures realize the flip-flop, exactly and robustly (docs/theory.md's two senses)?
 for family, cols in realizability(resolve_spec("flipflop")).items():
     print(f"  {family:<22} exact: {cols['exact']['realizes']!s:<5}  robust: {cols['robust']['realizes']}")

@@ -1,4 +1,5 @@
-"""The two meanings of "finite precision" (THEORY.md), in a picture: out/precision.png.
+"""The two meanings of "finite precision" (docs/theory.md, "Two meanings of finite precision"), in a picture:
+out/precision.png.
 
 For a few automata, each compiled model runs on random words in low-precision arithmetic and we record, for each
 length t (log-spaced bins up to 10^4), the fraction of positions t where its state equals the automaton's:

@@ -1,4 +1,4 @@
-"""Algebraic classification of an automaton through its transition monoid M (DESIGN.md vocabulary).
+"""Algebraic classification of an automaton through its transition monoid M (docs/architecture.md, "Vocabulary").
 
 - group: every δ_x is a permutation (then M is a group);
 - aperiodic: every subgroup of M is trivial ⇔ M is H-trivial (finite monoids);

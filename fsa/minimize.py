@@ -8,6 +8,10 @@ random automata, up to n for a long cycle), so after ``MOORE_ROUNDS`` rounds Hop
 
 For a semiautomaton (no accepting set) there is no language to preserve: the state itself is the output, so no two
 states may be merged and minimization returns the reachable part (``a`` itself without an initial state).
+
+Moore machines (an output label per state, e.g. the class a trained model predicts in each extracted state):
+:func:`moore_minimize` quotients the reachable part by Moore equivalence, p ~ q iff label(δ_w(p)) = label(δ_w(q))
+for every word w, the empty word included — the same refinement started from the partition by label.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from .automaton import STATE_DTYPE, Automaton
-from .reachable import bfs_order, reachable
+from .errors import SpecError
+from .reachable import bfs_order, reachable, reachable_mask, restrict
 
 #: Moore rounds before switching to Hopcroft (random automata stabilize in a few rounds; a long cycle needs ~n).
 MOORE_ROUNDS = 40
@@ -29,12 +34,29 @@ def nerode_classes(a: Automaton) -> np.ndarray:
     O(k·n log n) splitter steps; each split costs one numpy pass over the block)."""
     if a.accepting is None:
         return np.arange(a.n_states, dtype=STATE_DTYPE)
-    t = a.transitions
-    cls = _first_occurrence_ids(a.accepting.astype(STATE_DTYPE))
+    return _refine(a.transitions, _first_occurrence_ids(a.accepting.astype(STATE_DTYPE)))
+
+
+def moore_classes(a: Automaton, labels: np.ndarray | list[int]) -> np.ndarray:
+    """Class id of each state under Moore equivalence w.r.t. an output label per state (ids by first occurrence):
+    p ~ q iff label(δ_w(p)) = label(δ_w(q)) for every word w. Labels are any integers; every state is a start."""
+    return _refine(a.transitions, _first_occurrence_ids(_check_labels(a, labels)))
+
+
+def _check_labels(a: Automaton, labels: np.ndarray | list[int]) -> np.ndarray:
+    lab = np.asarray(labels)
+    if lab.shape != (a.n_states,) or not np.issubdtype(lab.dtype, np.integer):
+        raise SpecError(f"labels must be {a.n_states} integers (one per state), got shape {lab.shape} {lab.dtype}")
+    return lab.astype(np.int64)
+
+
+def _refine(t: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """The coarsest partition refining ``cls`` (first-occurrence ids) that is stable under every δ_x: Moore rounds,
+    then Hopcroft from the partition reached."""
     count = int(cls.max()) + 1
     for _ in range(MOORE_ROUNDS):
         key = cls
-        for x in range(a.n_symbols):
+        for x in range(t.shape[0]):
             key = _first_occurrence_ids(key * count + cls[t[x]])
         new_count = int(key.max()) + 1
         cls = key
@@ -120,24 +142,40 @@ def minimize(a: Automaton) -> Automaton:
     r = reachable(a)
     if r.accepting is None:
         return r
-    cls = nerode_classes(r)
+    q, reps = _quotient(r, nerode_classes(r))
+    return q.replace(accepting=np.flatnonzero(r.accepting[reps]).tolist())
+
+
+def moore_minimize(a: Automaton, labels: np.ndarray | list[int]) -> tuple[Automaton, np.ndarray]:
+    """The minimal Moore machine of ``(a, labels)``: the reachable part quotiented by Moore equivalence
+    (:func:`moore_classes`), numbered in canonical BFS order, and the label of each of its states. Keeps the
+    symbols, the name and the ``action``; drops the accepting set (the labels are the output)."""
+    lab = _check_labels(a, labels)
+    keep = np.flatnonzero(reachable_mask(a))
+    r = a if len(keep) == a.n_states else restrict(a, keep)
+    lab = lab[keep]
+    q, reps = _quotient(r.replace(accepting=None), moore_classes(r, lab))
+    return q, lab[reps]
+
+
+def _quotient(r: Automaton, cls: np.ndarray) -> tuple[Automaton, np.ndarray]:
+    """r / cls with classes numbered by first occurrence along the canonical order, and each class's representative
+    (its first member in that order); no accepting set."""
     order = canonical_order(r)
-    # number classes by first occurrence along the canonical order
-    cls_in_order = cls[order]
-    _, first = np.unique(cls_in_order, return_index=True)
+    _, first = np.unique(cls[order], return_index=True)
     reps = order[np.sort(first)]  # representative state of each new class, in new order
     new_id = np.empty(int(cls.max()) + 1, dtype=STATE_DTYPE)
     new_id[cls[reps]] = np.arange(len(reps))
     table = new_id[cls[r.transitions[:, reps]]]
-    return Automaton(
+    q = Automaton(
         table,
         states=[r.states[i] for i in reps],
         symbols=r.symbols,
         initial=None if r.initial is None else int(new_id[cls[r.initial]]),
-        accepting=np.flatnonzero(r.accepting[reps]).tolist(),
         name=r.name,
         action=r.action,
     )
+    return q, reps
 
 
 def is_minimal(a: Automaton) -> bool:

@@ -1,6 +1,7 @@
 """The transition monoid M_δ = {δ_w : w ∈ Σ*} of a semiautomaton, enumerated by a vectorized breadth-first search.
 
-Product convention (docs/theory.md, "Conventions"; libsemigroups'): s·t = "apply s, then t" = ``t[s]``, so δ_{uv} = δ_u·δ_v.
+Product convention (docs/theory.md, "Conventions"; libsemigroups'): s·t = "apply s, then t" = ``t[s]``, so δ_{uv} =
+δ_u·δ_v.
 Element 0 is the identity δ_ε; the others follow in breadth-first order (nondecreasing shortest-word length).
 
 Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:

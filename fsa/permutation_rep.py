@@ -13,8 +13,8 @@ degree d. Sources, in order of preference:
    smaller degree than the best so far. The search tries ``max_search`` pairs (default 300) on orbits of at most
    ``MAX_SEARCH_POINTS`` states; the degree found bounds the minimal degree from above, without proving minimality.
 
-Conventions (DESIGN.md): permutations are image arrays, products read left to right ("apply g, then s" = ``s[g]``),
-the same as sympy's ``g * s``.
+Conventions (docs/theory.md, "Conventions"): permutations are image arrays, products read left to right
+("apply g, then s" = ``s[g]``), the same as sympy's ``g * s``.
 """
 
 from __future__ import annotations

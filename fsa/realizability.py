@@ -1,4 +1,5 @@
-"""Which architecture families realize an automaton, at what size, and why — in the two senses of docs/theory.md ("Two meanings of finite precision").
+"""Which architecture families realize an automaton, at what size, and why — in the two senses of docs/theory.md ("Two
+meanings of finite precision").
 
 - ``exact``: exact arithmetic with a finite set of reachable hidden states (the negative-eigenvalues paper's
   "finite precision": integer code points, 0/±1 matrices);

@@ -1,4 +1,4 @@
-"""The bridge from compiled weights to a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (THEORY.md, "Learned
+"""The bridge from compiled weights to a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (docs/theory.md, "Learned
 layers"): the compiled model's states become the trained architecture's states, so compiled weights can be
 compared with trained ones or used to initialize them.
 
@@ -9,7 +9,7 @@ A(x_t) H_{t−1} + B(x_t) with A(x) = C_k ⋯ C_1, C_j = I − β_j v_j v_jᵀ, 
 - keys k_{t,j} = v_j(x_t) (unit vectors, so the layer's L2 normalization keeps them), β through the layer's own
   map β = 2·sigmoid(z): z = ±SATURATED_LOGIT where the compiled β is 2 or 0 (exact), logit(β/2) otherwise;
 - values 0, except a reset row (A = 0, B = e_q): its projections commute, so the one along e_q goes last and writes
-  β k vᵀ = e_q with v = 1 (THEORY.md); a row whose B is not such a write raises;
+  β k vᵀ = e_q with v = 1 (docs/theory.md); a row whose B is not such a write raises;
 - the state read out whole: n heads of dk = n, dv = 1, every head's S_0 = H_0 as its one value column and query
   q = e_h, so head h outputs H_t[h] (an identity readout of S), placed by o_proj in the last n coordinates;
 - the compiled decoder as the classifier: logits_q = α(⟨c_s, H⟩ − ½‖c_s‖²) for the code point c_s of the layer

@@ -6,7 +6,10 @@ built from a compiled model) so that the next wave can train the same classes; l
 
 - :class:`GHLinearRNN`: A(r) = (I − β_k v_k v_kᵀ) ⋯ (I − β_1 v_1 v_1ᵀ). ``mode="fused"`` uses the stored exact
   product (0/±1 entries stay exact in every dtype); ``mode="factors"`` applies the factors one by one at the working
-  dtype (v has entries ±1/√2, so rounding enters). ``scan="sequential"`` (reference) or ``"parallel"`` (log-depth).
+  dtype (v has entries ±1/√2, so rounding enters). ``scan="sequential"`` (the reference), ``"parallel"`` (chunked
+  scans: monomial form for permutation/reset layers, else the affine chunked scan, which rounds differently) or
+  ``"auto"`` (the monomial chunked scan where it applies — bit-identical to the sequential recurrence — else the
+  sequential recurrence).
 - :class:`DiagonalLinearRNN`: A(r) = diag(λ_r), λ complex of modulus 1 (or 0 on reset rows), kept as (re, im).
 """
 
@@ -18,6 +21,8 @@ from torch import nn
 from fsa2rnn.compiler.model import CompiledModel
 
 from .ops.lrnn_scan import (
+    monomial_form,
+    monomial_scan,
     naive_recurrent_diagonal,
     naive_recurrent_gh,
     naive_recurrent_lrnn,
@@ -48,6 +53,14 @@ def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor
 DENSE_KEYS = 1 << 22
 
 
+SCANS = ("sequential", "parallel", "auto")
+
+
+def _check_scan(scan: str) -> None:
+    if scan not in SCANS:
+        raise ValueError(f"unknown scan {scan!r} (choose from {', '.join(SCANS)})")
+
+
 class KeyTable(nn.Module):
     """Map int64 keys to values (−1 where absent): a dense table for small key spaces, else binary search."""
 
@@ -66,6 +79,11 @@ class KeyTable(nn.Module):
 
     def forward(self, key: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
+            if key.numel() == 0:
+                return torch.full_like(key, -1)
+            lo, hi = torch.aminmax(key)
+            if int(lo) >= 0 and int(hi) < self.space:  # every key in range: one gather
+                return self.dense.index_select(0, key.reshape(-1)).view(key.shape)
             ok = (key >= 0) & (key < self.space)
             return torch.where(ok, self.dense[key.clamp(0, self.space - 1)], torch.full_like(key, -1))
         idx = lookup_sorted(self.keys, key)
@@ -74,6 +92,9 @@ class KeyTable(nn.Module):
 
 class _Readout(nn.Module):
     """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
+
+    #: score entries (positions × code points) computed at once by the nearest-code readout (a block stays in cache)
+    BLOCK = 1 << 17
 
     def __init__(
         self, kind: str, width: int, codes: torch.Tensor | None = None, hkeys=None, hvals=None, code_states=None
@@ -91,16 +112,25 @@ class _Readout(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         if self.kind == "nearest":
-            c = self.codes.to(h.dtype)
-            if c.dim() == 3:  # complex: Re⟨c, h⟩ = Σ c_re h_re + c_im h_im
-                score = torch.einsum("...nk,snk->...s", h, c) - 0.5 * (c * c).sum((-1, -2))
-            else:
-                score = h @ c.T - 0.5 * (c * c).sum(-1)
-            return self.code_states[score.argmax(-1)]
-        r = torch.round(h).to(torch.int64) - 1  # integer code values 1..n are exact in every dtype
-        ok = ((r >= 0) & (r < self.width)).all(-1)
-        s = self.table(torch.where(ok, (r * self.powers).sum(-1), torch.full_like(r[..., 0], -1)))
-        return s
+            # argmax_s ⟨c_s, h⟩ − ½‖c_s‖² (complex codes: Re⟨c, h⟩ = Σ c_re h_re + c_im h_im), in blocks of positions
+            c = self.codes.to(h.dtype).reshape(self.codes.shape[0], -1)
+            half, c_t = 0.5 * (c * c).sum(-1), c.T.contiguous()
+            flat = h.reshape(-1, c.shape[1])
+            step = max(256, self.BLOCK // c.shape[0])
+            best = [
+                torch.addmm(half, flat[i : i + step], c_t, beta=-1).argmax(-1) for i in range(0, flat.shape[0], step)
+            ]
+            best = torch.cat(best) if best else flat.new_empty(0, dtype=torch.int64)
+            return self.code_states[best].view(h.shape[: h.dim() - self.codes.dim() + 1])
+        # hash: the code values round to 1..n (exact integers in every dtype), key Σ (r_i − 1)·n^i
+        r = torch.round(h)
+        lo, hi = torch.aminmax(r, dim=-1)
+        ok = (lo >= 1) & (hi <= self.width)
+        if self.width**self.width <= 2**53:  # the key is exact in float64: one matrix-vector product
+            key = (r.double() @ self.powers.double()).long() - int(self.powers.sum())
+        else:
+            key = ((r.clamp(1, self.width).long() - 1) * self.powers).sum(-1)
+        return self.table(torch.where(ok, key, torch.full_like(key, -1)))
 
 
 class GHLinearRNN(nn.Module):
@@ -152,12 +182,17 @@ class GHLinearRNN(nn.Module):
 
     def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
         """rows (B, T) → hidden states H (B, T, n)."""
-        if mode == "factors" and scan == "sequential":
+        _check_scan(scan)
+        if mode == "fused" and scan != "sequential":
+            form = monomial_form(self.A_fused, self.B)
+            if form is not None:
+                return monomial_scan(form, rows, self.h0)
+        if mode == "factors" and scan != "parallel":
             return naive_recurrent_gh(self.beta, self.v, self.B, rows, self.h0)
         a = self.transition_matrices(mode)
-        if scan == "sequential":
-            return naive_recurrent_lrnn(a, self.B, rows, self.h0)
-        return parallel_scan_lrnn(a, self.B, rows, self.h0)
+        if scan == "parallel":
+            return parallel_scan_lrnn(a, self.B, rows, self.h0)
+        return naive_recurrent_lrnn(a, self.B, rows, self.h0)
 
     def decode(self, h: torch.Tensor) -> torch.Tensor:
         return self.readout(h)
@@ -192,10 +227,12 @@ class DiagonalLinearRNN(nn.Module):
         return layer
 
     def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
-        """rows (B, T) → hidden states (B, T, n, 2). ``mode`` is accepted for symmetry (diagonal A has no factors)."""
-        if scan == "sequential":
-            return naive_recurrent_diagonal(self.lam, self.b, rows, self.h0)
-        return parallel_scan_diagonal(self.lam, self.b, rows, self.h0)
+        """rows (B, T) → hidden states (B, T, n, 2). ``mode`` is accepted for symmetry (diagonal A has no factors);
+        ``"auto"`` is the sequential recurrence (complex λ rounds differently in other bracketings)."""
+        _check_scan(scan)
+        if scan == "parallel":
+            return parallel_scan_diagonal(self.lam, self.b, rows, self.h0)
+        return naive_recurrent_diagonal(self.lam, self.b, rows, self.h0)
 
     def decode(self, h: torch.Tensor) -> torch.Tensor:
         return self.readout(h)

@@ -1,5 +1,6 @@
-"""SequenceModel: embedding → n_layers × block (norm, layer, residual; norm, MLP, residual) → norm → per-position
-classifier, configured by :class:`ModelConfig`, a dataclass that round-trips through JSON.
+"""SequenceModel: embedding (a linear input projection for real-valued inputs) → n_layers × block (norm, layer,
+residual; norm, MLP, residual) → norm → per-position classifier, configured by :class:`ModelConfig`, a dataclass
+that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
@@ -53,6 +54,9 @@ class ModelConfig:
     mlp_ratio: float = 4.0
     norm: str = "rms"
     dropout: float = 0.0
+    #: features per position of real-valued inputs (B, T, input_dim), read by a linear projection instead of the
+    #: token embedding (the DLR regression tasks); None for token ids
+    input_dim: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab", "n_classes", "n_layers", "d_model"):
@@ -67,6 +71,10 @@ class ModelConfig:
             raise ConfigError(f"model config: mlp_ratio must be a number ≥ 0, got {self.mlp_ratio!r}")
         if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
             raise ConfigError(f"model config: dropout must lie in [0, 1), got {self.dropout!r}")
+        if self.input_dim is not None and (
+            not isinstance(self.input_dim, int) or isinstance(self.input_dim, bool) or self.input_dim < 1
+        ):
+            raise ConfigError(f"model config: input_dim must be a positive integer or null, got {self.input_dim!r}")
         if not isinstance(self.layer_args, dict):
             raise ConfigError(f"model config: layer_args must be a dict, got {self.layer_args!r}")
         self.layer_args = _jsonable(self.layer_args, "model config: layer_args")
@@ -137,7 +145,8 @@ class SequenceModel(nn.Module):
     """Per-position classifier over symbol sequences: ``forward(ids (B, T)) -> logits (B, T, n_classes)``.
 
     ``SequenceModel(vocab, n_classes, layer, n_layers, d_model, **options)`` with the options of
-    :class:`ModelConfig` (``layer_args``, ``mlp_ratio``, ``norm``, ``dropout``); or :meth:`from_config`.
+    :class:`ModelConfig` (``layer_args``, ``mlp_ratio``, ``norm``, ``dropout``, ``input_dim``); or
+    :meth:`from_config`. With ``input_dim`` the inputs are real (B, T, input_dim), read by a linear projection.
     """
 
     def __init__(
@@ -155,7 +164,10 @@ class SequenceModel(nn.Module):
         except TypeError as exc:
             raise ConfigError(f"SequenceModel: {exc}") from None
         self.config = cfg
-        self.embedding = nn.Embedding(cfg.vocab, cfg.d_model)
+        if cfg.input_dim is None:
+            self.embedding: nn.Module = nn.Embedding(cfg.vocab, cfg.d_model)
+        else:
+            self.embedding = nn.Linear(cfg.input_dim, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.norm = make_norm(cfg.norm, cfg.d_model)
         self.classifier = nn.Linear(cfg.d_model, cfg.n_classes)
@@ -188,19 +200,30 @@ class SequenceModel(nn.Module):
         self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
         """The normalized output of the last block, (B, T, d_model): what the classifier reads."""
-        ids = torch.as_tensor(ids)
-        if ids.dim() != 2 or ids.dtype.is_floating_point:
-            raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab):
-            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.config.vocab - 1})")
-        x = self.embedding(ids.to(self.embedding.weight.device).long())
+        x = self._embed(torch.as_tensor(ids))
         states = []
         for i, block in enumerate(self.blocks):
             x, st = block(x, None if state is None else state[i])
             states.append(st)
         x = self.norm(x)
         return (x, states) if return_state else x
+
+    def _embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """Token ids (B, T) through the embedding, or real inputs (B, T, input_dim) through the input projection."""
+        weight = self.embedding.weight
+        if self.config.input_dim is not None:
+            if ids.dim() != 3 or ids.shape[-1] != self.config.input_dim or not ids.dtype.is_floating_point:
+                raise ConfigError(
+                    f"SequenceModel: inputs must be a float tensor (B, T, {self.config.input_dim}), "
+                    f"got {tuple(ids.shape)} {ids.dtype}"
+                )
+            return self.embedding(ids.to(device=weight.device, dtype=weight.dtype))
+        if ids.dim() != 2 or ids.dtype.is_floating_point:
+            raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab):
+            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.config.vocab - 1})")
+        return self.embedding(ids.to(weight.device).long())
 
     def forward(
         self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
@@ -261,5 +284,7 @@ class SequenceModel(nn.Module):
     def symbol_transitions(self) -> torch.Tensor:
         """The first layer's transition A(x) of every symbol (vocab, …): the embedding through the first block's
         norm and :meth:`transition` (deeper layers read context-dependent inputs, so only the first is per symbol)."""
+        if self.config.input_dim is not None:
+            raise ConfigError("SequenceModel: a model of real-valued inputs (input_dim) has no per-symbol transitions")
         block = self.blocks[0]
         return block.layer.transition(block.norm1(self.embedding.weight))

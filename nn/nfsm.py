@@ -1,4 +1,5 @@
-"""The Neural Finite-State Machine layer (length-independent-state-tracking §6; THEORY.md, NFSM).
+"""The Neural Finite-State Machine layer (length-independent-state-tracking §6; docs/theory.md, "Neural Finite-State
+Machines").
 
 A layer has r heads; head i has d_i attractor indices with attractor vectors a_k (rows of ``attractors_i``, one-hot
 by default). The layer's input at step t is a *key* (the symbol, or for stacked layers the symbol with the indices

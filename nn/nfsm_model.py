@@ -1,8 +1,9 @@
 """Torch module for compiled NFSM models (target "nfsm"): stacked NFSM layers and the head-index readout.
 
 Layer ℓ reads at step t the key (x_t, indices of the heads of the layers above at step t−1) — the one-step causal
-shift that makes stacked layers a cascade product (THEORY.md, "Timing"); the top layer's key is x_t. The states are
-read from the tuple of all head indices through the compiled readout table. Header layout: compiler/NFSM.md.
+shift that makes stacked layers a cascade product (docs/theory.md, "The timing of cascades"); the top layer's key is
+x_t. The states are read from the tuple of all head indices through the compiled readout table. Header layout:
+compiler/NFSM.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import ModelFileError, UnknownSymbolError
 
 from . import register_builder
+from .inputs import symbol_id_tensor
 from .nfsm import NFSMLayer
 
 #: Configuration spaces up to this size get a dense readout table.
@@ -91,18 +93,27 @@ class NFSMModel(nn.Module):
             ids = ids.masked_fill(pad, 0)  # padding (any value): states before a position never depend on it
         self._check_ids(ids)
         per_layer: list[torch.Tensor] = []
+        columns: list[torch.Tensor] = []  # (B, T) indices of each global head after each step
+        init = self._initial_config()
         for spec, layer in zip(self.layer_specs, self.layers):
             key = ids
             upper = spec["upper"]
             if upper:
-                done = torch.cat(per_layer, dim=-1)  # (B, T, H_above) indices after each step
-                init = torch.tensor(self._initial_config(), device=dev)
-                prev = torch.cat([init[upper].expand(bsz, 1, len(upper)), done[:, :-1, :][..., upper]], dim=1)
-                for j, r in enumerate(spec["key_radices"][1:]):
-                    key = key * int(r) + prev[..., j].clamp(min=0)
+                # key = x_t·Π r + Σ_j c_j(t−1)·w_j, w_j = Π_{i>j} r_i (mixed radix, symbol most significant):
+                # the upper heads' part is summed over all steps, then shifted by one (c_j(0) = the start index)
+                radices = [int(r) for r in spec["key_radices"][1:]]
+                weights = [int(np.prod(radices[j + 1 :], dtype=object)) for j in range(len(radices))]
+                part = columns[upper[0]] * weights[0]
+                for g, w in zip(upper[1:], weights[1:]):
+                    part = torch.add(part, columns[g], alpha=w)
+                start = sum(init[g] * w for g, w in zip(upper, weights))
+                shifted = torch.cat([part.new_full((bsz, 1), start), part[:, :-1]], dim=1)
+                key = torch.add(shifted, ids, alpha=int(np.prod(radices, dtype=object)))
             h0 = torch.tensor(spec["initial"], device=dev)
-            per_layer.append(layer.scan(key, h0, None, impl=impl))
-        out = torch.cat(per_layer, dim=-1)
+            heads = layer.scan(key, h0, None, impl=impl)
+            per_layer.append(heads)
+            columns.extend(heads[..., i] for i in range(heads.shape[-1]))
+        out = per_layer[0] if len(per_layer) == 1 else torch.cat(per_layer, dim=-1)
         if pad is not None:
             out = out.masked_fill(pad[..., None], -1)
         return out
@@ -110,18 +121,24 @@ class NFSMModel(nn.Module):
     def predict_states(
         self, symbol_ids: torch.Tensor, lengths: torch.Tensor | None = None, *, impl: str = "auto"
     ) -> torch.Tensor:
-        """Automaton state index (B, T) after each symbol; -1 past each word's length."""
+        """Automaton state index (B, T) after each symbol ((T,) for one word); -1 past each word's length.
+        ``symbol_ids``: a tensor, numpy array or list; an id outside the alphabet raises UnknownSymbolError."""
+        symbol_ids, lengths = symbol_id_tensor(symbol_ids, self.n_symbols, lengths)
+        if symbol_ids.dim() == 1:
+            return self.predict_states(symbol_ids[None], None if lengths is None else lengths.reshape(1), impl=impl)[0]
         idx = self.head_indices(symbol_ids, lengths, impl=impl)
-        code = torch.zeros(idx.shape[:-1], dtype=torch.long, device=idx.device)
-        for i, r in enumerate(self.radices):
-            code = code * r + idx[..., i].clamp(min=0)
+        # the configuration's mixed-radix code; indices are −1 only past a word's length
+        past = (idx[..., 0] < 0) if lengths is not None else None
+        code = idx[..., 0].clamp(min=0) if past is not None else idx[..., 0]
+        for i, r in enumerate(self.radices[1:], start=1):
+            code = torch.add(idx[..., i].clamp(min=0) if past is not None else idx[..., i], code, alpha=int(r))
         if self.readout_dense is not None:
-            states = self.readout_dense[code]
+            states = self.readout_dense.index_select(0, code.reshape(-1)).view(code.shape)
         else:
             codes = self.readout_codes
             pos = torch.searchsorted(codes, code).clamp(max=len(codes) - 1)
             states = torch.where(codes[pos] == code, self.readout_states[pos], -1)
-        return states.masked_fill((idx < 0).any(dim=-1), -1)
+        return states if past is None else states.masked_fill(past, -1)
 
     def predict_accept(self, symbol_ids: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """Whether the state after each symbol is accepting (B, T) bool; False past each word's length."""

@@ -1,6 +1,19 @@
-"""Table extraction for NFSM models (length-independent-state-tracking §7, App. H.6): read each layer's tables
-back from its logits (argmax at a dtype, through the model's own embedding → linear path) and compare the machine
-they define with the target automaton up to relabelling of states.
+"""Extraction: the automaton a model implements, as a Moore machine (realize/moore.py), for every model.
+
+:func:`extract` reads compiled and trained models alike:
+
+- NFSM (a compiled NFSM, or a trained one-layer NFSM SequenceModel): the hard tables argmax θ(x) and the readout —
+  exact. A compiled model's readout is a function of the configuration; a trained model's classifier reads the
+  NFSM's output and the current symbol's embedding, so its states are the reachable (configuration, last symbol)
+  pairs, each labelled by the class the model predicts there (run on a shortest word reaching it). Either machine
+  is then Moore-minimized.
+- Everything else (DeltaNet/DeltaProduct, Mamba-style, DLR, LSTM, Transformer, multi-layer NFSMs, compiled linear
+  RNNs): sample-based extraction (realize/sample_extract.py).
+
+Each extraction reports its agreement with the model on held-out words at the extraction length and at 10 times
+it. The rest of this module is the original NFSM table check (length-independent-state-tracking §7, App. H.6):
+read each layer's tables back from its logits (argmax at a dtype, through the model's own embedding → linear path)
+and compare the machine they define with the target automaton up to relabelling of states.
 
 The comparison is a homomorphism check: φ = the model's readout (head indices → state) must satisfy
 φ(σ_x(c)) = δ_x(φ(c)) for every configuration c in the readout's domain and every symbol x, and send the start
@@ -11,6 +24,8 @@ Matching tables certify every length: the scan composes them exactly (Prop. G.1)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +33,18 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout
+from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout, check_radix_limit, mixed_radix
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, ModelFileError, SpecError
+from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
+
+from .moore import UNOBSERVED, MooreMachine
+from .probe import SequenceProbe, compiled_probe, predict_words
+from .sample_extract import sample_extract
+
+#: reachable machine states a table extraction visits at most
+MAX_TABLE_STATES = 1_000_000
+#: held-out lengths are the extraction length times these
+AGREEMENT_FACTORS = (1, 10)
 
 DTYPES = {
     "float64": torch.float64,
@@ -170,3 +194,219 @@ def _check_names(module: Any, automaton: Automaton) -> None:
         raise SpecError(f"the automaton has {automaton.n_states} states, the model {len(h['states'])}")
     if automaton.initial is None:
         raise SpecError("the automaton has no initial state")
+
+
+# ---------------------------------------------------------------------------------------------------- every model
+@dataclass
+class Extraction:
+    """An extracted machine: ``machine`` (clusters or table states) and its Moore-minimal form ``minimal``,
+    ``method`` (a sentence naming it), ``sample_based``, ``agreement`` (held-out words: ``lengths``, ``token`` and
+    ``sequence`` agreement of the minimal machine's outputs with the model's) and the method's ``details``.
+    In :meth:`report`, ``n_states`` counts the minimal machine, ``n_machine_states`` the machine before it."""
+
+    method: str
+    sample_based: bool
+    machine: MooreMachine
+    minimal: MooreMachine
+    agreement: dict[str, Any]
+    details: dict[str, Any] = field(default_factory=dict)
+    predict: Callable[[list[list[int]]], list[np.ndarray]] | None = None
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "sample_based": self.sample_based,
+            "n_states": self.minimal.n_states,
+            "n_machine_states": self.machine.n_states,
+            "agreement": self.agreement,
+            **self.details,
+        }
+
+
+def extract(
+    model: Any,
+    *,
+    symbols: list[str] | tuple[str, ...] | None = None,
+    classes: list[str] | tuple[str, ...] | None = None,
+    length: int = 40,
+    words: int = 256,
+    suffixes: int = 16,
+    suffix_length: int = 8,
+    max_clusters: int = 64,
+    seed: int = 0,
+) -> Extraction:
+    """The machine ``model`` implements (module docstring): a SequenceModel (``symbols``: the names of its first
+    token ids, ``classes``: of its outputs — a task's automaton symbols and classes), or a compiled model (a
+    CompiledModel, a model file or a module of nn.load_model; names from its header). ``length`` is the length of
+    the sampled and held-out words (the training length); the sample's sizes and ``seed`` as in
+    realize/sample_extract.py."""
+    from fsa2rnn.nn.model import SequenceModel
+
+    if length < 1 or words < 1:
+        raise SpecError(f"extraction needs a length and a number of words ≥ 1, got {length} and {words}")
+    if isinstance(model, SequenceModel):
+        if symbols is None or classes is None:
+            raise SpecError("extracting a SequenceModel needs the names of its symbols and classes")
+        symbols, classes = tuple(symbols), tuple(classes)
+        if model.config.input_dim is not None:
+            raise SpecError("a model of real-valued inputs (input_dim) reads no symbols: nothing to extract")
+        if len(symbols) > model.config.vocab or len(classes) != model.config.n_classes:
+            raise SpecError(
+                f"the model reads {model.config.vocab} tokens into {model.config.n_classes} classes; got "
+                f"{len(symbols)} symbols and {len(classes)} classes"
+            )
+        if model.config.layer == "nfsm" and model.config.n_layers == 1:
+            machine, details = _trained_nfsm_machine(model, symbols, classes), {}
+            method = (
+                "NFSM tables: the hard tables argmax θ(x) of the trained layer, states the reachable (head indices, "
+                "last symbol) pairs labelled by the model's prediction there (exact)"
+            )
+            return _extraction(model, machine, method, False, details, length, words, seed)
+        probe = SequenceProbe(model)
+    else:
+        module = _as_module(model)
+        h = module.compiled.header
+        symbols, classes = tuple(h["symbols"]), tuple(h["states"])
+        from fsa2rnn.nn.nfsm_model import NFSMModel
+
+        if isinstance(module, NFSMModel):
+            method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
+            return _extraction(module, _compiled_nfsm_machine(module), method, False, {}, length, words, seed)
+        model, probe = module, compiled_probe(module)
+    machine, details = sample_extract(
+        probe, symbols, classes, length=length, words=words, suffixes=suffixes, suffix_length=suffix_length,
+        max_clusters=max_clusters, seed=seed,
+    )  # fmt: skip
+    method = (
+        f"sample-based: k-means (k = {details['kmeans_k']}) on the hidden states after every prefix of "
+        f"{details['words']} random words of length {details['length']}, refined until the model's predicted "
+        f"outputs agree on {details['suffixes']} sampled continuations of length {details['suffix_length']}; "
+        f"{details['clusters']} clusters, transitions by majority (consistency {details['consistency']:.4f})"
+    )
+    return _extraction(model, machine, method, True, details, length, words, seed)
+
+
+def _as_module(model: Any) -> Any:
+    from fsa2rnn.nn import load_model
+
+    if isinstance(model, (CompiledModel, str, Path)):
+        return load_model(model)
+    if hasattr(model, "compiled") and hasattr(model, "predict_states"):
+        return model
+    raise ModelFileError(f"cannot extract an automaton from a {type(model).__name__}")
+
+
+def _extraction(
+    model: Any, machine: MooreMachine, method: str, sampled: bool, details: dict, length: int, words: int, seed: int
+) -> Extraction:
+    minimal = machine.minimal()
+
+    def predict(ws: list[list[int]]) -> list[np.ndarray]:
+        return predict_words(model, ws)
+
+    agreement = held_out_agreement(model, minimal, length=length, words=words, seed=seed)
+    return Extraction(method, sampled, machine, minimal, agreement, details, predict)
+
+
+@torch.no_grad()
+def held_out_agreement(
+    model: Any, machine: MooreMachine, *, length: int, words: int = 256, seed: int = 0
+) -> dict[str, Any]:
+    """Token and sequence agreement of the machine's outputs with the model's predictions on ``words`` held-out
+    random words (uniform symbols, seeded apart from the extraction's sample) of each length in
+    :data:`AGREEMENT_FACTORS` × ``length``."""
+    rng = np.random.default_rng([seed, 1])
+    k = machine.automaton.n_symbols
+    out: dict[str, Any] = {"lengths": [], "token": [], "sequence": [], "words": int(words)}
+    for f in AGREEMENT_FACTORS:
+        n = f * length
+        ids = rng.integers(0, k, (words, n))
+        got = model.predict_states(torch.from_numpy(ids)).cpu().numpy()
+        same = got == machine.outputs(ids)
+        out["lengths"].append(int(n))
+        out["token"].append(float(same.mean()))
+        out["sequence"].append(float(same.all(1).mean()))
+    return out
+
+
+def _reachable_configurations(
+    start: np.ndarray, step: Callable[[np.ndarray, int], np.ndarray], k: int, radices: list[int]
+) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
+    """Breadth-first search of a deterministic machine on integer vectors (states encoded in mixed radix):
+    (states (n, D) in BFS order, table (k, n), a shortest word reaching each state), one numpy step per level."""
+    check_radix_limit(radices, "machine states")
+    start = np.asarray(start, dtype=np.int64)[None, :]
+    states, codes = [start], [mixed_radix(start, radices)]
+    parent, symbol = [np.array([-1])], [np.array([-1])]
+    seen = codes[0]
+    frontier = start
+    while len(frontier):
+        succ = np.concatenate([step(frontier, x) for x in range(k)])  # symbol-major
+        c = mixed_radix(succ, radices)
+        _, first = np.unique(c, return_index=True)
+        first.sort()
+        first = first[~np.isin(c[first], seen)]
+        if not len(first):
+            break
+        frontier = succ[first]
+        n_front = len(states[-1])
+        offset = sum(len(s) for s in states[:-1])
+        states.append(frontier)
+        codes.append(c[first])
+        parent.append(offset + first % n_front)
+        symbol.append(first // n_front)
+        seen = np.concatenate([seen, c[first]])
+        if len(seen) > MAX_TABLE_STATES:
+            raise LimitExceededError(f"the tables reach over {MAX_TABLE_STATES} machine states, over the limit")
+    all_states, all_codes = np.concatenate(states), np.concatenate(codes)
+    par, sym = np.concatenate(parent), np.concatenate(symbol)
+    order = np.argsort(all_codes)
+    table = np.empty((k, len(all_states)), dtype=np.int64)
+    for x in range(k):
+        nxt = mixed_radix(step(all_states, x), radices)
+        table[x] = order[np.searchsorted(all_codes[order], nxt)]
+    words: list[list[int]] = []
+    for i in range(len(all_states)):
+        words.append([] if par[i] < 0 else words[int(par[i])] + [int(sym[i])])  # parents come first (BFS)
+    return all_states, table, words
+
+
+def _compiled_nfsm_machine(module: Any) -> MooreMachine:
+    """The compiled NFSM's configurations reachable from its start, labelled by its readout (−1: none)."""
+    machine, readout = extracted_machine(module, "float64")
+    h = module.compiled.header
+    k = machine.n_symbols
+    configs, table, _ = _reachable_configurations(
+        machine.initial, lambda c, x: machine.step(c, np.full(len(c), x)), k, list(machine.dims)
+    )
+    names = [",".join(map(str, c)) for c in configs.tolist()]
+    automaton = Automaton(table, states=names, symbols=h["symbols"], initial=0)
+    return MooreMachine(automaton, readout(configs), tuple(h["states"]))
+
+
+@torch.no_grad()
+def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
+    """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring)."""
+    k = len(symbols)
+    layer = model.blocks[0].layer
+    was = model.training
+    model.eval()
+    try:
+        tables = model.symbol_transitions()[:k].cpu().numpy()  # (k, H, d_max)
+        start = layer.start_indices().cpu().numpy()
+    finally:
+        model.train(was)
+    heads = np.arange(tables.shape[1])
+
+    def step(nodes: np.ndarray, x: int) -> np.ndarray:  # node = (indices…, last symbol + 1)
+        cfg = tables[x][heads[None, :], nodes[:, :-1]]
+        return np.concatenate([cfg, np.full((len(nodes), 1), x + 1)], axis=1)
+
+    radices = [layer.d_max] * len(heads) + [k + 1]
+    nodes, table, words = _reachable_configurations(np.r_[start, 0], step, k, radices)
+    labels = np.full(len(nodes), UNOBSERVED, dtype=np.int64)
+    if len(nodes) > 1:
+        runs = predict_words(model, words[1:])
+        labels[1:] = [int(r[-1]) for r in runs]
+    names = ["start"] + [f"{','.join(map(str, n[:-1].tolist()))}|{symbols[int(n[-1]) - 1]}" for n in nodes[1:]]
+    return MooreMachine(Automaton(table, states=names, symbols=symbols, initial=0), labels, classes)

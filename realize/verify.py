@@ -3,8 +3,9 @@
 The reference is the automaton given, else the target automaton stored in the model's header at compile time
 (covered by its integrity hash, compiler/model.py) — never one rebuilt from the model's own weights, which would
 compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact_check.py
-(rational / angle-index / exponent arithmetic); for "nfsm" models the margin certificate and table extraction of
-realize/certificate.py and realize/extract.py, both against the reference: either failing makes ``ok`` false.
+(rational / angle-index / exponent arithmetic), for "affine" models compiler/definite_to_affine.py's window check;
+for "nfsm" models the margin certificate and table extraction of realize/certificate.py and realize/extract.py,
+both against the reference: either failing makes ``ok`` false.
 ``automaton_from_model`` reads off the automaton a model's exact dynamics realize (what the weights do, not what
 they should do).
 """
@@ -108,6 +109,12 @@ def verify_model(
 
         ex = exact_check(model, automaton)
         report["exact"] = {k: v for k, v in ex.items()}
+        exact_ok = bool(ex["ok"])
+    elif model.target == "affine":  # the shift register's window check, in integer arithmetic
+        from fsa2rnn.compiler.definite_to_affine import check_affine
+
+        ex = check_affine(model, automaton)
+        report["exact"] = dict(ex)
         exact_ok = bool(ex["ok"])
     else:
         from fsa2rnn.realize.certificate import margin_certificate

@@ -21,7 +21,7 @@ import numpy as np
 
 from fsa2rnn.fsa import Automaton, resolve_spec
 
-#: The JSON spec example of DESIGN.md ("Automaton spec (JSON)").
+#: The JSON spec example of docs/architecture.md and the README.
 DESIGN_SPEC: dict = {
     "format": "fsa2rnn.automaton/1",
     "states": ["q0", "q1", "q2"],
@@ -40,20 +40,20 @@ class Case:
     n_symbols: int
     is_group: bool  #: every symbol permutes the states
     monoid_size: int | None = None  #: |transition monoid| (the group order for group automata), None if not stated
-    group: str | None = None  #: DESIGN.md name of the transition group (group automata only)
+    group: str | None = None  #: name of the transition group (docs/architecture.md, "Vocabulary") (group automata only)
     has_accepting: bool = False
     large: bool = False  #: thousands of states: skip in per-element or quadratic tests
-    # Published oracles (DESIGN.md, "Public test oracles"); None where not stated there.
+    # Published oracles (SgpDec 1.x's holonomy outputs, the counts of T_n); None where not published.
     idempotents: int | None = None  #: number of idempotents of the transition monoid
     green: tuple[int, int, int, int] | None = None  #: numbers of (D, L, R, H) classes
     #: holonomy decomposition: number of levels and the multiset of (points, group order) of its components,
-    #: group order None where DESIGN.md states only the points
+    #: group order None where the published oracle states only the points
     holonomy_levels: int | None = None
     holonomy: tuple[tuple[int, int | None], ...] | None = None
 
 
 def _full_transformation_case(n: int, idempotents: int, green: tuple, holonomy: tuple) -> Case:
-    """T_n by its standard generators, with DESIGN.md's published counts: |T_n| = n^n, idempotents, Green's
+    """T_n by its standard generators, with the published counts: |T_n| = n^n, idempotents, Green's
     classes (D, L, R, H) and the holonomy levels (n - 1 of them)."""
     return Case(
         f"T{n}",

@@ -1,4 +1,5 @@
-"""`fsa2rnn analyze`: JSON keys of docs/architecture.md, values against independent facts, the text report, and bad input."""
+"""`fsa2rnn analyze`: JSON keys of docs/architecture.md, values against independent facts, the text report, and bad
+input."""
 
 from __future__ import annotations
 

@@ -58,7 +58,8 @@ def test_product_follows_definition_1(seed: int) -> None:
 
 
 def test_lower_level_reads_the_upper_state_before_the_step() -> None:
-    """A level that resets to the upper coordinate is a one-step delay of the flip-flop (THEORY.md, Timing)."""
+    """A level that resets to the upper coordinate is a one-step delay of the flip-flop (docs/theory.md, "The timing of
+    cascades")."""
     delay = Automaton([[c, c] for x in range(3) for c in range(2)])  # symbol (x, c0) -> constant c0
     c = Cascade.product([FLIP_FLOP, delay])
     word = np.array([[2, 0, 1, 1, 2, 0, 0]])

@@ -73,8 +73,9 @@ def test_verify_reports_first_failing_length(runner, tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["S3", "--target", "diagonal"], "commute"),
-        (["T3", "--target", "diagonal"], "non-abelian holonomy group"),
+        (["S3", "--target", "diagonal", "--construction", "group"], "commute"),
+        (["T3", "--target", "diagonal", "--construction", "cascade"], "non-abelian holonomy group"),
+        (["S5", "--target", "diagonal"], "non-abelian simple composition factor A5"),
         (["S3", "--target", "householder", "--construction", "rotation"], "cyclic"),
         (["T3", "--target", "householder", "--construction", "permutation"], "does not permute"),
         (["S3", "--target", "householder", "--construction", "bogus"], "unknown construction"),

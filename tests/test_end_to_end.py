@@ -2,7 +2,7 @@
 
 For each case: ``show --json`` (the table is the automaton's), ``analyze --json`` (the monoid's size against a
 breadth-first enumeration written here, or the published order for the 7920-state M11; ``is_group`` against a
-direct permutation check of the table), ``decompose --json`` (the emulation is verified; DESIGN.md's holonomy
+direct permutation check of the table), ``decompose --json`` (the emulation is verified; SgpDec's published holonomy
 oracles where the case states them), then ``compile`` to both targets, ``run`` on random words (state names
 compared with :meth:`Automaton.run`) and ``verify`` against the spec. Random automata take the same path as JSON
 spec files. A missing command fails (click exit 2, "No such command"), it is never skipped; no case is expected to be
@@ -142,7 +142,7 @@ def test_decompose(case):
     if case.holonomy_levels is not None:
         assert len(out["levels"]) == case.holonomy_levels
         got = [(c["points"], c["group_order"]) for level in out["levels"] for c in level["components"]]
-        if any(order is None for _, order in case.holonomy):  # DESIGN.md states only the points
+        if any(order is None for _, order in case.holonomy):  # the published oracle states only the points
             got = [(points, None) for points, _ in got]
         assert Counter(got) == Counter(case.holonomy)
 

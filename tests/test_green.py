@@ -1,4 +1,4 @@
-"""Green's relations and maximal subgroups: DESIGN.md's oracles for T_3..T_5, subgroup orders and composition factors
+"""Green's relations and maximal subgroups: the published counts for T_3..T_5, subgroup orders and composition factors
 of word problems (S5, A5, D5, Q8, M11, PSL(2,7)) and of T_4, and the definitions checked directly on small monoids."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Holonomy decomposition against SgpDec 1.x's published outputs (DESIGN.md, "Public test oracles")."""
+"""Holonomy decomposition against SgpDec 1.x's published outputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DESIGN.md's dependency direction: fsa imports none of the others, compiler only fsa; both run without torch."""
+"""The dependency direction of docs/architecture.md: fsa imports none of the others, compiler only fsa; both run
+without torch."""
 
 from __future__ import annotations
 

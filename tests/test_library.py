@@ -89,7 +89,8 @@ WORD_PROBLEMS = ["S3", "S4", "D20", "S4:gens", "S5:swaps", "S5:s3", "A5", "D5:ge
 
 @pytest.mark.parametrize("spec", WORD_PROBLEMS)
 def test_word_problem_state_is_product_of_letters(spec):
-    """The state after w = x1…xk is the product x1·x2·…·xk (sympy composes left to right, like DESIGN.md)."""
+    """The state after w = x1…xk is the product x1·x2·…·xk (sympy composes left to right, like the product of
+    docs/theory.md)."""
     a = resolve_spec(spec)
     assert a.action is not None
     d = a.action.shape[1]

@@ -73,7 +73,8 @@ def test_predict_accept_parity():
 
 
 def test_rotation_drifts_in_bfloat16_but_not_float64():
-    # irrational angles: exact in the negative-eigenvalues sense only up to rounding (THEORY.md)
+    # irrational angles: exact in the negative-eigenvalues sense only up to rounding (docs/theory.md, "Two meanings of
+    # finite precision")
     a = resolve_spec("Z60")
     m = compile_householder(a)
     ids = torch.from_numpy(np.random.default_rng(3).integers(0, 60, size=(2, 3000)))
@@ -88,3 +89,41 @@ def test_tampered_model_refused(tmp_path):
     m.tensors["L0.B"] = m.tensors["L0.B"] + 1
     with pytest.raises(ModelFileError, match="modified"):
         load_model(m)
+
+
+@pytest.mark.parametrize("spec", ["S5", "T4", "flipflop", "parity"])
+def test_auto_scan_is_the_sequential_recurrence_bit_for_bit(spec):
+    """Permutation and reset layers run by the chunked scan of their monomial form (scan="auto", "parallel"):
+    the same hidden states as the sequential recurrence, bit for bit, at every dtype, on long words."""
+    a = resolve_spec(spec)
+    m = compile_householder(a)
+    ids = torch.from_numpy(np.random.default_rng(5).integers(0, a.n_symbols, size=(2, 1500)))
+    want = a.run(ids.numpy(), start=np.full(2, m.initial))
+    for dt in (torch.float64, torch.bfloat16):
+        net = load_model(m).to(dt)
+        ref_h, ref_s, _ = net.layer_states(ids, scan="sequential")
+        for scan in ("auto", "parallel"):
+            h, s, _ = net.layer_states(ids, scan=scan)
+            assert all(torch.equal(x, y) for x, y in zip(h, ref_h)) and all(torch.equal(x, y) for x, y in zip(s, ref_s))
+        assert np.array_equal(net.predict_states(ids).numpy(), want)
+
+
+@pytest.mark.parametrize("compile_fn", [compile_householder, compile_diagonal])
+def test_parallel_scan_of_rotations_and_diagonals_in_float64(compile_fn):
+    a = resolve_spec("Z60")
+    net = load_model(compile_fn(a))
+    ids = torch.from_numpy(np.random.default_rng(6).integers(0, 60, size=(3, 20000)))
+    assert np.array_equal(net.predict_states(ids, scan="parallel").numpy(), a.run(ids.numpy()))
+
+
+def test_hash_readout_of_degree_15_is_exact():
+    """Keys Σ (h_i − 1)·15^i reach 15^15 > 2^53: the readout hashes in integers where float64 would round."""
+    from sympy.combinatorics import Permutation, PermutationGroup
+
+    from fsa2rnn.fsa.library.word_problems import word_problem
+
+    a = word_problem(PermutationGroup([Permutation(list(range(1, 15)) + [0])]))
+    m = compile_householder(a, construction="permutation")
+    assert m.header["layers"][0]["width"] == 15 and m.header["layers"][0]["readout"] == "hash"
+    ids = np.random.default_rng(7).integers(0, a.n_symbols, size=(2, 300))
+    assert np.array_equal(load_model(m).predict_states(ids).numpy(), a.run(ids))

@@ -9,6 +9,8 @@ import torch
 from fsa2rnn.nn.ops.lrnn_scan import (
     logdepth_scan_diagonal,
     logdepth_scan_lrnn,
+    monomial_form,
+    monomial_scan,
     naive_recurrent_diagonal,
     naive_recurrent_gh,
     naive_recurrent_lrnn,
@@ -103,3 +105,81 @@ def test_permutation_products_stay_exact_in_low_precision():
         for scan in (parallel_scan_lrnn, logdepth_scan_lrnn):
             got = scan(perms.to(dt), torch.zeros(4, 5, dtype=dt), rows, h0.to(dt), segment=64)
             assert torch.equal(got.double(), ref)
+
+
+def _monomial_tables(r: int, n: int, seed: int, signed: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Signed permutation matrices, resets (A = 0, B = e_q) and mixtures (some rows reset, the others permuted)."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.zeros(r, n, n, dtype=torch.float64)
+    b = torch.zeros(r, n, dtype=torch.float64)
+    for i in range(r):
+        perm = torch.randperm(n, generator=g)
+        sign = torch.where(torch.rand(n, generator=g) < (0.3 if signed else 0.0), -1.0, 1.0).double()
+        a[i, torch.arange(n), perm] = sign
+        reset = torch.rand(n, generator=g) < (0.0 if i % 3 == 0 else 0.4)  # rows of A that are zero, B(r) there
+        a[i, reset] = 0
+        b[i, reset] = torch.randint(0, 3, (int(reset.sum()),), generator=g).double()
+    return a, b, torch.arange(1, n + 1, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("signed", [True, False])
+@pytest.mark.parametrize("bsz,length,n,chunk", [(2, 63, 3, None), (3, 100, 5, 7), (1, 5000, 4, None), (1, 3001, 5, 1)])
+def test_monomial_scan_equals_the_sequential_recurrence_bit_for_bit(bsz, length, n, chunk, signed):
+    a, b, h0 = _monomial_tables(9, n, seed=length, signed=signed)
+    rows = torch.randint(0, 9, (bsz, length), generator=torch.Generator().manual_seed(3))
+    for dt in (torch.float64, torch.float32, torch.bfloat16, torch.float16):
+        ad, bd, hd = a.to(dt), b.to(dt), h0.to(dt)
+        mono = monomial_form(ad, bd)
+        assert mono is not None and (mono.scale is None) == (not bool((a == -1).any()))
+        ref = naive_recurrent_lrnn(ad, bd, rows, hd)
+        assert torch.equal(monomial_scan(mono, rows, hd, chunk=chunk), ref)  # every bracketing is exact
+
+
+def test_monomial_form_refuses_what_would_round():
+    a, b, _ = _monomial_tables(4, 3, seed=0)
+    assert monomial_form(a, b) is not None
+    half = a.clone()
+    half[0, 0, 0] = 0.5  # an entry outside {0, ±1}
+    assert monomial_form(half, b) is None
+    two = a.clone()
+    two[1, 0] = torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64)  # two nonzeros in a row
+    assert monomial_form(two, b) is None
+    offset = b.clone()
+    offset[0, 0] = 1.0  # B ≠ 0 on a row where A is not zero (row 0 of a permutation): a counter, not exact
+    assert monomial_form(a, offset) is None
+    angle = torch.tensor([[[np.cos(1.0), -np.sin(1.0)], [np.sin(1.0), np.cos(1.0)]]], dtype=torch.float64)
+    assert monomial_form(angle, torch.zeros(1, 2, dtype=torch.float64)) is None
+
+
+def test_chunked_scans_on_long_words_and_batches():
+    """Many chunks (the chunk totals are scanned recursively), against the sequential reference."""
+    a, b, h0 = _tables(6, 3, seed=5)
+    rows = torch.randint(0, 6, (2, 20000), generator=torch.Generator().manual_seed(4))
+    assert _err_ratio(naive_recurrent_lrnn(a, b, rows, h0), parallel_scan_lrnn(a, b, rows, h0)) < 1e-10
+    g = torch.Generator().manual_seed(6)
+    ang = 2 * np.pi * torch.rand(5, 2, generator=g, dtype=torch.float64)
+    lam = torch.stack([ang.cos(), ang.sin()], -1)
+    bd = torch.zeros(5, 2, 2, dtype=torch.float64)
+    hd = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    rows = torch.randint(0, 5, (1, 30000), generator=g)
+    ref = naive_recurrent_diagonal(lam, bd, rows, hd)
+    assert _err_ratio(ref, parallel_scan_diagonal(lam, bd, rows, hd)) < 1e-10
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_chunked_scan_of_a_word_does_not_depend_on_its_batch(diagonal):
+    """The chunk length depends on the word length alone: in low precision, where bracketings round differently,
+    a word scanned alone and inside a batch of other words gets the same states."""
+    g = torch.Generator().manual_seed(7)
+    if diagonal:
+        ang = 2 * np.pi * torch.rand(4, 1, generator=g, dtype=torch.float64)
+        a, b, h0 = torch.stack([ang.cos(), ang.sin()], -1), torch.zeros(4, 1, 2), torch.tensor([[1.0, 0.0]])
+        scan = parallel_scan_diagonal
+    else:
+        a, b, h0 = _tables(4, 2, seed=8)
+        scan = parallel_scan_lrnn
+    a, b, h0 = a.to(torch.bfloat16), b.to(torch.bfloat16), h0.to(torch.bfloat16)
+    rows = torch.randint(0, 4, (37, 3000), generator=g)
+    batch = scan(a, b, rows, h0)
+    assert torch.equal(scan(a, b, rows[5:6], h0), batch[5:6])
+    assert torch.equal(scan(a, b, rows[:3], h0), batch[:3])

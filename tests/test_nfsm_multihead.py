@@ -107,7 +107,8 @@ def test_stacked_layers_agree_with_single_head(name):
 
 
 def test_stacked_levels_follow_the_cascade():
-    """The T4 cascade has levels of 4, 3, 2 points (DESIGN.md oracle): one layer per level, one head each."""
+    """The T4 cascade has levels of 4, 3, 2 points (SgpDec's published decomposition): one layer per level, one head
+    each."""
     model = compile_nfsm(automaton_named("T4"), layers="stacked")
     assert model.summary["head_dims"] == [[4], [3], [2]]
     assert [spec["upper"] for spec in model.header["layers"]] == [[], [0], [0, 1]]

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _readme_lines() -> list[tuple[list[str], str | None, int]]:
-    """(argv after `fsa2rnn`, stdin text or None, expected exit code) for each command line of the README."""
+    """(argv after `fsa2rnn`, stdin text or None, expected exit code) for each command line of the README; a
+    `mkdir -p DIR` line is kept as its own argv (["mkdir", "-p", DIR, …])."""
     text = (ROOT / "README.md").read_text()
     out = []
     for block in re.findall(r"```(?:sh|bash)\n(.*?)```", text, re.S):
@@ -34,6 +35,9 @@ def _readme_lines() -> list[tuple[list[str], str | None, int]]:
             if piped:
                 stdin = "\n".join(shlex.split(piped.group(1))) + "\n"
                 line = piped.group(2)
+            if line.startswith("mkdir -p "):
+                out.append((shlex.split(line, comments=True), None, 0))  # a folder later lines write into
+                continue
             if not line.startswith("fsa2rnn "):
                 continue  # `make …` lines and printed output
             comment = line.split("#", 1)[1] if "#" in line else ""
@@ -56,6 +60,10 @@ def test_readme_commands_work(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     for args, stdin, expected in README_LINES:
+        if args[0] == "mkdir":
+            for folder in args[2:]:
+                (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+            continue
         result = runner.invoke(main, args, input=stdin)
         shown = "fsa2rnn " + " ".join(args)
         assert result.exit_code == expected, (

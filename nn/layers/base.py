@@ -7,7 +7,9 @@ A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectio
   documents what its state holds; states are dicts of tensors, detach them between chunks if you train through
   them). With ``return_state=True`` the call returns ``(y, state)``.
 - ``transition(x)``: the per-input transition A(x) of the layer's recurrence for inspection (a GH product, a
-  diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history.
+  diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history; layers with a
+  short convolution also take ``steady=True``: x read after x x … x, the convolution's window full of x (the
+  transition of x inside a long run of x).
 - ``recurrent``: True when the state has a fixed size (every layer but the Transformer, whose state is the
   prefix of its inputs).
 """
@@ -44,10 +46,10 @@ class SequenceLayer(nn.Module):
         return (y, state) if return_state else y
 
     @staticmethod
-    def _tokens(x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
-        """(…, d) → (N, 1, d) single-token sequences, and the leading shape to restore."""
+    def _tokens(x: torch.Tensor, repeat: int = 1) -> tuple[torch.Tensor, tuple[int, ...]]:
+        """(…, d) → (N, repeat, d) constant sequences x x … x, and the leading shape to restore."""
         lead = tuple(x.shape[:-1])
-        return x.reshape(-1, 1, x.shape[-1]), lead
+        return x.reshape(-1, 1, x.shape[-1]).expand(-1, repeat, -1), lead
 
 
 def check_choice(layer: str, name: str, value: Any, allowed: tuple) -> Any:

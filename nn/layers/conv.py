@@ -2,7 +2,7 @@
 
 y_t[c] = silu(Σ_{i<K} w[c, i] · x_{t−K+1+i}[c] + b[c]); the cache holds the last K − 1 inputs, so a sequence read in
 chunks gives the outputs of the whole sequence. Besides local mixing it provides the one-step causal shift that
-cascade wiring needs (THEORY.md, "Timing").
+cascade wiring needs (docs/theory.md, "The timing of cascades").
 """
 
 from __future__ import annotations

@@ -109,11 +109,12 @@ class DeltaProduct(SequenceLayer):
         y = self.o_proj(o.reshape(bsz, x.shape[1], self.heads * self.value_dim))
         return self._out(y, {"S": s_t, "conv": cache}, return_state)
 
-    def transition(self, x: torch.Tensor) -> torch.Tensor:
-        """A(x) = C_{n_h} ⋯ C_1, (…, H, dk, dk), for tokens x (…, d_model) read with no history."""
-        xs, lead = self._tokens(x)
+    def transition(self, x: torch.Tensor, steady: bool = False) -> torch.Tensor:
+        """A(x) = C_{n_h} ⋯ C_1, (…, H, dk, dk), for tokens x (…, d_model) read with no history, or with
+        ``steady`` after x x … x (the short convolution's window full of x)."""
+        xs, lead = self._tokens(x, self.conv.kernel_size if steady and self.conv is not None else 1)
         _, k, _, beta, _ = self._qkv(xs, None)
-        k, beta = k[:, 0], beta[:, 0]  # (N, n_h, H, dk), (N, n_h, H)
+        k, beta = k[:, -1], beta[:, -1]  # (N, n_h, H, dk), (N, n_h, H)
         eye = torch.eye(self.head_dim, dtype=k.dtype, device=k.device)
         a = eye.expand(k.shape[0], self.heads, -1, -1)
         for j in range(self.n_h):

@@ -1,4 +1,5 @@
-"""The trainable Neural Finite-State Machine layer (length-independent-state-tracking §5–6; THEORY.md, NFSM).
+"""The trainable Neural Finite-State Machine layer (length-independent-state-tracking §5–6; docs/theory.md, "Neural
+Finite-State Machines").
 
 Head i has d_i attractor indices. A token x gives logits θ_i(x) = (W x + b)_i ∈ R^{d_i×d_i}, θ[k, j] the score of
 moving from index k to j; the head's index moves by the table σ_x(k) = argmax_j θ_x[k, j], h_t = σ_{x_t}(h_{t−1}), and
@@ -6,7 +7,9 @@ the layer outputs out_proj(concat_i a_{h_t}) with one-hot attractors a_k = e_k.
 
 - Training (``self.training``): the straight-through Gumbel-softmax scan :func:`fsa2rnn.nn.ops.st_table_scan` —
   forward the hard tables of argmax(θ + g), backward softmax((θ + g)/τ) on the realized rows (τ = 0.5, the paper's).
-  Noise g comes from torch's global generator (seed it) unless ``gumbel=False``.
+  Noise g comes from torch's global generator (seed it) unless ``gumbel=False``. Data-parallel training sets
+  ``batch_rows = (global batch, start, stop)``: the noise is then drawn for the whole global batch and rows
+  start..stop−1 are used, so that with the generator seeded alike on every rank it does not depend on the rank.
 - Inference: the exact table scan of argmax θ (nn/ops/table_scan), no noise.
 
 The start index is learnable: ``start_logits`` (H, d_max); h_0 = argmax of its row. In training the start is the
@@ -48,6 +51,7 @@ class NFSM(SequenceLayer):
         if not isinstance(tau, (int, float)) or not tau > 0:
             raise ConfigError(f"NFSM: tau must be a number > 0, got {tau!r}")
         self.heads, self.tau, self.gumbel, self.impl = heads, float(tau), bool(gumbel), impl
+        self.batch_rows: tuple[int, int, int] | None = None  # (global batch, start, stop); see the module docstring
         self.d_max = max(heads)
         self.logits = nn.Linear(d_model, sum(d * d for d in heads))
         self.start_logits = nn.Parameter(torch.zeros(len(heads), self.d_max))
@@ -115,7 +119,10 @@ class NFSM(SequenceLayer):
             h0 = torch.zeros(bsz, r, dtype=torch.long, device=x.device)
         noise = None
         if self.gumbel:
-            noise = gumbel_noise(theta.shape, dtype=theta.dtype, device=theta.device)
+            total, lo, hi = self.batch_rows or (bsz, 0, bsz)
+            if hi - lo != bsz:
+                raise ConfigError(f"NFSM: batch_rows {self.batch_rows} do not match the batch of {bsz} words")
+            noise = gumbel_noise((total, *theta.shape[1:]), dtype=theta.dtype, device=theta.device)[lo:hi]
         states, idx = st_table_scan(theta, h0, tau=self.tau, gumbel=noise, impl=self.impl)
         if theta.shape[1] > x.shape[1]:
             states, idx = states[:, 1:], idx[:, 1:]

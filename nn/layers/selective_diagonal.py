@@ -96,8 +96,9 @@ class SelectiveDiagonal(SequenceLayer):
         h_last = h[:, -1] if length else h0
         return self._out(y, {"h": h_last, "conv": cache}, return_state)
 
-    def transition(self, x: torch.Tensor) -> torch.Tensor:
-        """The diagonal a(x), (…, D, N), for tokens x (…, d_model) read with no history."""
-        xs, lead = self._tokens(x)
+    def transition(self, x: torch.Tensor, steady: bool = False) -> torch.Tensor:
+        """The diagonal a(x), (…, D, N), for tokens x (…, d_model) read with no history, or with ``steady``
+        after x x … x (the short convolution's window full of x)."""
+        xs, lead = self._tokens(x, self.conv.kernel_size if steady and self.conv is not None else 1)
         _, _, dt, _, _, _ = self._branch(xs, None)
-        return self._eigs(dt[:, 0]).reshape(*lead, self.inner, self.state_size)
+        return self._eigs(dt[:, -1]).reshape(*lead, self.inner, self.state_size)

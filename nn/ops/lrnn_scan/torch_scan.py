@@ -3,12 +3,13 @@
 The recurrence H_t = A_t H_{t−1} + b_t is the prefix composition of the affine maps (A_t, b_t) under
 (A₂, b₂) ∘ (A₁, b₁) = (A₂A₁, A₂b₁ + b₂), which is associative. Two schedules:
 
-- ``parallel_scan_lrnn`` (chunked, the default parallel path): the sequence is cut into chunks of C steps; all chunks
-  compose their prefixes at once (C batched steps), the chunk totals are chained (T/C small steps), and every
-  position is finished with one batched product — sequential depth C + T/C, work O(T n³).
+- ``parallel_scan_lrnn`` (chunked, the default parallel path): the sequence is cut into K chunks of C steps; all
+  chunks compose their maps at once (C batched steps), the K chunk totals are scanned the same way (recursively)
+  to give each chunk's entering state, and every chunk replays its steps from there (C batched steps) — about 2C
+  vectorized steps per level, work O(T n³), memory O(B·T·n) (no prefix matrices are kept).
 - ``logdepth_scan_lrnn``: a Hillis–Steele inclusive scan in ⌈log₂ S⌉ rounds (work O(T log S · n³)).
 
-Both run over segments of S steps chained through the carried state, which bounds memory at (B, S, n, n).
+Both run over segments of S steps chained through the carried state (the log-depth scan's memory is (B, S, n, n)).
 Diagonal maps compose elementwise (complex, as (re, im) pairs).
 """
 
@@ -18,10 +19,12 @@ import torch
 
 from .naive import cmul
 
-#: steps per segment: memory is B·S·n² per segment
+#: steps per segment of the log-depth scan: memory is B·S·n² per segment
 DEFAULT_SEGMENT = 2048
-#: steps per chunk of the chunked scan
-DEFAULT_CHUNK = 16
+#: words up to this many steps are scanned in one chunk by the chunked scans (the sequential order)
+SEQUENTIAL_STEPS = 64
+#: state numbers per vectorized step (lanes × state size) that amortize the per-step overhead
+LANE_ELEMENTS = 1 << 16
 
 
 def _gather(table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -97,44 +100,6 @@ def logdepth_scan_diagonal(
     return out
 
 
-def _chunked(a: torch.Tensor, b: torch.Tensor, h: torch.Tensor, chunk: int, diagonal: bool) -> torch.Tensor:
-    """One segment: a (B, S, ...) and b (B, S, ...) with S a multiple of chunk, carried state h → states (B, S, ...).
-
-    Inside the segment the chunk position leads ((C, B·K, ...), contiguous per step) so that every batched product
-    reads and writes contiguous memory.
-    """
-    bsz, length = a.shape[:2]
-    k = length // chunk
-    a_shape, b_shape = a.shape[2:], b.shape[2:]
-    a = a.reshape(bsz * k, chunk, *a_shape).transpose(0, 1).contiguous()  # (C, B·K, ...)
-    b = b.reshape(bsz * k, chunk, *b_shape).transpose(0, 1).contiguous()
-    ps, cs = [a[0]], [b[0]]  # lists, not in-place writes: the scan stays differentiable
-    for j in range(1, chunk):  # prefixes inside every chunk at once
-        if diagonal:
-            ps.append(cmul(a[j], ps[-1]))
-            cs.append(cmul(a[j], cs[-1]) + b[j])
-        else:
-            ps.append(torch.bmm(a[j], ps[-1]))
-            cs.append(torch.bmm(a[j], cs[-1].unsqueeze(-1)).squeeze(-1) + b[j])
-    p, c = torch.stack(ps), torch.stack(cs)
-    p_tot = ps[-1].reshape(bsz, k, *a_shape)
-    c_tot = cs[-1].reshape(bsz, k, *b_shape)
-    hs = []
-    for i in range(k):  # chain the chunk totals
-        hs.append(h)
-        if diagonal:
-            h = cmul(p_tot[:, i], h) + c_tot[:, i]
-        else:
-            h = torch.bmm(p_tot[:, i], h.unsqueeze(-1)).squeeze(-1) + c_tot[:, i]
-    h_in = torch.stack(hs, dim=1)
-    h_in = h_in.reshape(1, bsz * k, *b_shape)
-    if diagonal:
-        out = cmul(p, h_in) + c
-    else:
-        out = torch.matmul(p, h_in.unsqueeze(-1)).squeeze(-1) + c
-    return out.transpose(0, 1).reshape(bsz, length, *b_shape)
-
-
 def _padded_tables(a_table: torch.Tensor, b_table: torch.Tensor, diagonal: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Tables with one extra identity row (A = I, b = 0) used to pad the last chunk."""
     if diagonal:
@@ -145,22 +110,66 @@ def _padded_tables(a_table: torch.Tensor, b_table: torch.Tensor, diagonal: bool)
     return torch.cat([a_table, ident]), torch.cat([b_table, torch.zeros_like(b_table[:1])])
 
 
+def default_chunk(length: int, state_size: int) -> int:
+    """Chunk length C for words of ``length`` steps whose state has ``state_size`` numbers: the whole word up to
+    SEQUENTIAL_STEPS (the sequential order), else the C ≥ SEQUENTIAL_STEPS that gives a single word about
+    LANE_ELEMENTS state numbers per vectorized step. It depends on the word length and the layer alone, so the
+    rounding of a word does not depend on the batch it is scanned in."""
+    if length <= SEQUENTIAL_STEPS:
+        return length
+    return min(length, max(SEQUENTIAL_STEPS, -(-length * state_size // LANE_ELEMENTS)))
+
+
+def _scan(a_table, b_table, rows, h, chunk, diagonal):
+    """rows (B, T), entering states h (B, ...) → states (B, T, ...): (1) every chunk composes its maps, all chunks
+    at once, (2) the chunk totals — a table of B·K maps — are scanned by this function to give each chunk's entering
+    state, (3) every chunk replays its steps from there. No prefix matrices are kept."""
+    bsz, length = rows.shape
+    state = h.shape[1:]
+    c = default_chunk(length, h[0].numel()) if chunk is None else max(1, min(int(chunk), length))
+    k = -(-length // c)
+    if k * c != length:
+        a_table, b_table = _padded_tables(a_table, b_table, diagonal)
+        rows = torch.cat([rows, rows.new_full((bsz, k * c - length), a_table.shape[0] - 1)], dim=1)
+    if diagonal:
+        compose = cmul
+
+        def apply(m: torch.Tensor, x: torch.Tensor, off: torch.Tensor) -> torch.Tensor:
+            return cmul(m, x) + off
+    else:
+        compose = torch.bmm
+
+        def apply(m: torch.Tensor, x: torch.Tensor, off: torch.Tensor) -> torch.Tensor:
+            return torch.bmm(m, x.unsqueeze(-1)).squeeze(-1) + off
+
+    lanes = bsz * k
+    steps = rows.reshape(lanes, c).T.contiguous()  # (C, B·K): step t of every chunk of every word
+    if k > 1:
+        p, q = _gather(a_table, steps[0]), _gather(b_table, steps[0])
+        for t in range(1, c):
+            at = _gather(a_table, steps[t])
+            p, q = compose(at, p), apply(at, q, _gather(b_table, steps[t]))
+        after = _scan(p, q, torch.arange(lanes, device=rows.device).view(bsz, k), h, None, diagonal)
+        h = torch.cat([h.unsqueeze(1), after[:, :-1]], dim=1).reshape(lanes, *state)
+    out = h.new_empty(lanes, c, *state)
+    for t in range(c):
+        h = apply(_gather(a_table, steps[t]), h, _gather(b_table, steps[t]))
+        out[:, t] = h
+    return out.view(bsz, k * c, *state)[:, :length]
+
+
 def _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal):
     bsz, length = rows.shape
-    a_ext, b_ext = _padded_tables(a_table, b_table, diagonal)
-    pad_row = a_table.shape[0]
+    if length == 0:
+        return h0.new_empty(bsz, 0, *h0.shape)
+    segment = length if segment is None else max(1, int(segment))
     h = h0.expand(bsz, *h0.shape)
     segs = []
-    segment = max(chunk, segment - segment % chunk)
     for s in range(0, length, segment):
-        r = rows[:, s : s + segment]
-        n = r.shape[1]
-        if n % chunk:
-            r = torch.cat([r, r.new_full((bsz, chunk - n % chunk), pad_row)], dim=1)
-        seg = _chunked(_gather(a_ext, r), _gather(b_ext, r), h, chunk, diagonal)[:, :n]
+        seg = _scan(a_table, b_table, rows[:, s : s + segment], h, chunk, diagonal)
         segs.append(seg)
         h = seg[:, -1]
-    return torch.cat(segs, dim=1) if segs else h0.new_empty(bsz, 0, *h0.shape)
+    return torch.cat(segs, dim=1) if len(segs) > 1 else segs[0]
 
 
 def parallel_scan_lrnn(
@@ -168,10 +177,11 @@ def parallel_scan_lrnn(
     b_table: torch.Tensor,
     rows: torch.LongTensor,
     h0: torch.Tensor,
-    segment: int = 8192,
-    chunk: int = DEFAULT_CHUNK,
+    segment: int | None = None,
+    chunk: int | None = None,
 ) -> torch.Tensor:
-    """Chunked scan; same contract as naive_recurrent_lrnn: (R, n, n), (R, n), rows (B, T), h0 (n,) → (B, T, n)."""
+    """Chunked scan; same contract as naive_recurrent_lrnn: (R, n, n), (R, n), rows (B, T), h0 (n,) → (B, T, n).
+    ``chunk`` None: :func:`default_chunk`; ``segment`` None: the whole word in one segment (memory O(B·T·n))."""
     return _chunked_scan(a_table, b_table, rows, h0, segment, chunk, diagonal=False)
 
 
@@ -180,8 +190,8 @@ def parallel_scan_diagonal(
     b_table: torch.Tensor,
     rows: torch.LongTensor,
     h0: torch.Tensor,
-    segment: int = 8192,
-    chunk: int = DEFAULT_CHUNK,
+    segment: int | None = None,
+    chunk: int | None = None,
 ) -> torch.Tensor:
     """Chunked scan; same contract as naive_recurrent_diagonal, (re, im) in the last dimension."""
     return _chunked_scan(lam_table, b_table, rows, h0, segment, chunk, diagonal=True)

@@ -1,4 +1,4 @@
-"""The NFSM's straight-through table scan (length-independent-state-tracking §6; THEORY.md, NFSM training).
+"""The NFSM's straight-through table scan (length-independent-state-tracking §6; docs/theory.md, "Learned layers").
 
 ``st_table_scan(logits, h0, *, tau, gumbel, lengths, impl) -> (states, indices)`` runs r = H independent heads of d
 attractor indices. Step t of head h has logits θ_t ∈ R^{d×d} (θ_t[k, j]: the score of moving from index k to j) and,

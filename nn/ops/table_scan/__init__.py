@@ -1,4 +1,5 @@
-"""Exact scans over transition tables (NFSM, THEORY.md): h_t = σ_t(h_{t−1}) with integer tables σ_t.
+"""Exact scans over transition tables (docs/theory.md, "Neural Finite-State Machines"): h_t = σ_t(h_{t−1}) with integer
+tables σ_t.
 
 Every path takes a *keyed* table scan: ``bank`` (K, d) holds the distinct tables, ``keys`` (B, T) picks the table of
 each step (for an NFSM layer, the symbol or the symbol with the indices of the layer above), ``h0`` (B,) the start

@@ -1,4 +1,5 @@
-"""Sequential reference scan over transition tables: h_t = σ_t(h_{t-1}), one step at a time (THEORY.md, NFSM).
+"""Sequential reference scan over transition tables: h_t = σ_t(h_{t-1}), one step at a time (docs/theory.md, "Neural
+Finite-State Machines").
 
 This is the recurrence itself, read left to right; every other path in this folder is checked against it.
 """

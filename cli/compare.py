@@ -1,0 +1,145 @@
+"""`fsa2rnn compare RUN`: what a trained model learned, against its target automaton and a compiled model of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .errors import echo_json
+from .options import check_output, max_states_option
+
+
+@click.command("compare")
+@click.argument("run", metavar="RUN", type=click.Path(file_okay=False))
+@click.option("--spec", default=None, help="Target automaton (default: the run's task automaton).")
+@click.option("--compiled", "compiled_path", default=None, type=click.Path(dir_okay=False),
+              help="Compiled model of the target (default: compiled here for the run's layer family).")  # fmt: skip
+@click.option("--plot", "plot_path", default=None, help="Write a PNG of the eigenvalues on the unit circle per symbol.")
+@click.option("--length", type=click.IntRange(min=1), default=None,
+              help="Length of the sampled and held-out words (default: the longest training length).")  # fmt: skip
+@click.option("--words", type=click.IntRange(1, 10**5), default=256, show_default=True,
+              help="Words sampled for the extraction (and held out for its agreement).")  # fmt: skip
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--lmax/--no-lmax", default=True, show_default=True, help="Search L_max at each dtype.")
+@click.option("--cap", type=click.IntRange(min=1), default=4096, show_default=True, help="L_max search cap.")
+@click.option("--samples", type=click.IntRange(min=1), default=512, show_default=True, help="Words for L_max.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@max_states_option
+def compare_command(
+    run: str,
+    spec: str | None,
+    compiled_path: str | None,
+    plot_path: str | None,
+    length: int | None,
+    words: int,
+    seed: int,
+    lmax: bool,
+    cap: int,
+    samples: int,
+    as_json: bool,
+    max_states: int,
+) -> None:
+    """Extract the automaton the model of training run RUN implements and relate it to the target (isomorphic,
+    homomorphic, or none with a witness); compare its transition spectra, monoid, NFSM tables and L_max with a
+    compiled model's."""
+    from fsa2rnn.compiler.model import CompiledModel
+    from fsa2rnn.fsa.errors import SpecError
+    from fsa2rnn.fsa.library import resolve_spec
+    from fsa2rnn.nn.train.evaluate import load_run
+    from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra
+    from fsa2rnn.realize.moore import spec_target
+
+    check_output(plot_path)
+    model, task, cfg = load_run(run)
+    target = None
+    if spec is not None:
+        target = spec_target(resolve_spec(spec, max_states=max_states), task.classes)
+    compiled = CompiledModel.load(compiled_path) if compiled_path is not None else None
+    check_inputs(task, target, compiled)
+    if plot_path is not None and not has_spectra(model):
+        raise SpecError(f"--plot draws eigenvalues of A(x): a {cfg.model} model has no linear transition")
+    length = length or cfg.train_lengths(task)[1]
+    report = compare(model, task, target=target, compiled=compiled, length=length, words=words, seed=seed,
+                     lmax=lmax, cap=cap, n_words=samples)  # fmt: skip
+    if plot_path is not None:
+        plot_spectra(report["spectra"], plot_path, title=f"{task.name} · {cfg.model} · seed {cfg.seed}")
+        report["plot"] = plot_path
+    if as_json:
+        echo_json(report)
+    else:
+        print_report(report)
+
+
+def _num(v: Any) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def _eig(p: list[float] | None) -> str:
+    if p is None:
+        return "-"
+    re, im = p
+    return f"{re:+.4f}" if abs(im) < 5e-5 else f"{re:+.3f}{im:+.3f}i"
+
+
+def print_report(r: dict[str, Any]) -> None:
+    ex, tg = r["extracted"], r["target"]
+    click.echo(f"extracted: {ex['n_states']} states ({'sample-based' if ex['sample_based'] else 'exact'})")
+    click.echo(f"  method: {ex['method']}")
+    ag = ex["agreement"]
+    rows = zip(ag["lengths"], ag["token"], ag["sequence"])
+    parts = [f"length {n}: token {t:.4f}, sequence {s:.4f}" for n, t, s in rows]
+    click.echo(f"  agreement with the model on {ag['words']} held-out words: " + "; ".join(parts))
+    what = "" if ex["labels_compared"] else " (structure only: the target's states are not the model's classes)"
+    name = tg["name"] or "spec"
+    click.echo(f"  relation to the target ({name}, {tg['minimal_states']} states): {ex['relation']}{what}")
+    w = ex.get("witness")
+    if w:
+        click.echo(f"  witness: {w['statement']} (checked by running both: {w.get('checked')})")
+    if r.get("compiled"):
+        c = r["compiled"]
+        click.echo(f"compiled: {c['target']} ({c['construction']}, {c['layers']} layer(s))")
+    elif r.get("compiled_note"):
+        click.echo(f"compiled: none ({r['compiled_note']})")
+    if r["spectra"]:
+        click.echo("spectra (trained A(x) eigenvalue matched to each compiled one):")
+        click.echo("  symbol      layer  head  distance  trained → compiled")
+        for row in r["spectra"]:
+            pairs = "-"
+            if row["compiled"] is not None:
+                pairs = ", ".join(f"{_eig(m)} → {_eig(c)}" for m, c in zip(row["matched"], row["compiled"]))
+            head = f"  {row['symbol']:<10}  {row['layer']:>5}  {row['head']:>4}"
+            click.echo(f"{head}  {_num(row['distance']):>8}  {pairs}")
+        if r.get("spectra_note"):
+            click.echo(f"  ({r['spectra_note']})")
+    m = r["monoid"]
+    click.echo(f"monoid: extracted {_monoid(m['extracted'])} · target {_monoid(m['target'])}")
+    t = r.get("tables")
+    if t and "matching" in t:
+        click.echo(f"NFSM tables: heads {t['trained_heads']} (reachable {t['trained_reachable']}) vs compiled "
+                   f"{t['compiled_heads']} (reachable {t['compiled_reachable']}): equal up to relabeling: "
+                   f"{t['equal_up_to_relabeling']}")  # fmt: skip
+    lm = r.get("l_max")
+    if lm:
+        click.echo(f"L_max (words of length {lm['start']}..{lm['cap']}, {lm['n_words']} words):")
+        click.echo("  dtype      trained          compiled")
+        comp = lm["compiled"] or [None] * len(lm["dtypes"])
+        for dt, tr, co in zip(lm["dtypes"], lm["trained"], comp):
+            click.echo(f"  {dt:<9}  {_lmax(tr, lm['cap']):<15}  {_lmax(co, lm['cap'])}")
+    if r.get("plot"):
+        click.echo(f"plot: {r['plot']}")
+
+
+def _monoid(m: dict[str, Any]) -> str:
+    if m.get("size") is None:
+        return f"too large ({m.get('note', '')})"
+    kind = "group" if m["is_group"] else ("aperiodic" if m["is_aperiodic"] else "neither group nor aperiodic")
+    return f"{m['size']} elements, {kind}"
+
+
+def _lmax(e: dict[str, Any] | None, cap: int) -> str:
+    if e is None:
+        return "-"
+    if e.get("error"):
+        return "error"
+    return f"none up to {cap}" if e["l_max"] is None else str(e["l_max"])

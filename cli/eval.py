@@ -1,0 +1,63 @@
+"""`fsa2rnn eval RUN`: re-evaluate a training run — accuracy against length, and L_max with --lmax."""
+
+from __future__ import annotations
+
+import click
+
+from fsa2rnn.fsa.errors import SpecError
+
+from .errors import echo_json
+
+
+def _lengths(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise SpecError(f"--lengths must be comma-separated integers, e.g. 40,80,160; got {text!r}") from None
+    if not values or min(values) < 1:
+        raise SpecError(f"--lengths must be positive, got {text!r}")
+    return sorted(set(values))
+
+
+@click.command("eval")
+@click.argument("run", metavar="RUN", type=click.Path(file_okay=False))
+@click.option("--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's).")
+@click.option("--lmax", is_flag=True, help="Also search the failing length L_max.")
+@click.option("--cap", type=click.IntRange(min=1), default=2**20, show_default=True, help="L_max search cap.")
+@click.option("--samples", type=click.IntRange(min=1), default=512, show_default=True, help="Words per length.")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Sequence accuracy below which a length fails.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def eval_command(
+    run: str, lengths: str | None, lmax: bool, cap: int, samples: int, threshold: float, as_json: bool
+) -> None:
+    """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
+    where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
+    from fsa2rnn.nn.train.evaluate import evaluate_run
+
+    out = evaluate_run(run, lengths=_lengths(lengths), lmax=lmax, cap=cap, samples=samples, threshold=threshold)
+    if as_json:
+        echo_json(out)
+        return
+    if "token_accuracy" in out:
+        click.echo("length  token_acc  seq_acc  scaled")
+        for n, t, s, c in zip(out["lengths"], out["token_accuracy"], out["sequence_accuracy"], out["scaled_accuracy"]):
+            click.echo(f"{n:>6}  {t:9.4f}  {s:7.4f}  {c:6.3f}")
+        for sk in out.get("skipped") or []:
+            click.echo(f"skipped length {sk['length']}: {sk['reason']}")
+    else:
+        for n, m, r in zip(out["lengths"], out["mse"], out["r2"]):
+            click.echo(f"length {n}: MSE {m:.4g}, R² {r:.4f}")
+    if lmax:
+        lm = out["l_max"] if out["l_max"] is not None else ("none up to the cap" if out["l_max_capped"] else "-")
+        click.echo(f"L_max: {lm}" + (f" ({out['l_max_note']})" if out.get("l_max_note") else ""))
+    ex = out.get("exact")
+    if ex and ex.get("exact") is not None:
+        click.echo(f"tables exact: {ex['exact']} ({ex['triples']} reachable triples)")

@@ -1,0 +1,44 @@
+"""`fsa2rnn theorems [--only ID] [--json] [--thorough]`: run the registry of the papers' checkable claims."""
+
+from __future__ import annotations
+
+import click
+
+from .errors import echo_json
+
+STATUS_WIDTH = 12
+
+
+@click.command("theorems")
+@click.option("--only", "only", default=None, metavar="ID", help="Run one claim (e.g. brandoit.thm4.1.i).")
+@click.option("--thorough", is_flag=True, help="Larger instances (minutes instead of seconds).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object {theorems: [...]}.")
+def theorems_command(only: str | None, thorough: bool, as_json: bool) -> None:
+    """Check every registered claim; exit code 1 if any fails (status: verified, demonstrated, checked, failed)."""
+    from fsa2rnn.realize.theorems import registry, run_theorem
+
+    reg = registry()
+    if only is not None and only not in reg:
+        from fsa2rnn.realize.theorems import UnknownTheoremError
+
+        raise UnknownTheoremError(f"unknown theorem id {only!r} (run `fsa2rnn theorems` for the list)")
+    entries = [reg[only]] if only is not None else list(reg.values())
+    results = []
+    width = max(len(e.id) for e in entries)
+    if not as_json:
+        click.echo(f"{'id':{width}}  {'kind':13}  {'status':{STATUS_WIDTH}}  {'seconds':>7}  evidence")
+    for entry in entries:
+        r = run_theorem(entry, thorough)
+        results.append(r)
+        if not as_json:
+            click.echo(
+                f"{r['id']:{width}}  {r['kind']:13}  {r['status']:{STATUS_WIDTH}}  {r['seconds']:7.2f}  {r['evidence']}"
+            )
+    if as_json:
+        echo_json({"theorems": results})
+    else:
+        failed = sum(r["status"] == "failed" for r in results)
+        total = sum(r["seconds"] for r in results)
+        click.echo(f"{len(results)} claims, {failed} failed, {total:.1f} s")
+    if any(r["status"] == "failed" for r in results):
+        raise SystemExit(1)

@@ -1,0 +1,101 @@
+"""The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
+``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (``__main__.py``). Importing this module never imports
+torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+MODELS = ("deltanet", "deltaproduct", "mamba", "dlr", "nfsm", "lstm", "transformer")
+
+TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
+or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
+
+Writes RUN/config.json, RUN/model.safetensors (the last checkpoint), RUN/metrics.jsonl, RUN/eval.json and
+RUN/curves.png; with --seeds, one run per seed in RUN/seed-S and RUN/summary.json. TASK may be left out with
+--preset (the preset's task)."""
+
+_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("--model",), dict(help=f"Architecture: {'|'.join(MODELS)} (default deltanet).")),
+    (("--eig",), dict(help="Eigenvalue range of the transitions: 0,1 or -1,1 (deltanet, deltaproduct, mamba).")),
+    (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
+    (("--layers",), dict(type=int, help="Number of blocks (default 1).")),
+    (("--d-model",), dict(type=int, help="Model width (default 64).")),
+    (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32) and transformer (4).")),
+    (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
+    (("--state-size",), dict(type=int, help="State size per channel of mamba (16) and dlr (64).")),
+    (
+        ("--nfsm-heads",),
+        dict(help="NFSM heads: auto (point tracking for groups, else one head of |Q|), single, 4x11, 8,8,6."),
+    ),
+    (
+        ("--short-conv/--no-short-conv",),
+        dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
+    ),
+    (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
+    (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
+    (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
+    (("--loss",), dict(help="uniform, or first-error: positions after a word's first error weighted exp(-3(t-t*)).")),
+    (("--steps",), dict(type=int, help="Optimizer steps (default 2000).")),
+    (("--batch",), dict(type=int, help="Global batch size in words (default 64).")),
+    (("--lr",), dict(type=float, help="Peak learning rate of AdamW (default 1e-3).")),
+    (("--min-lr",), dict(type=float, help="Learning rate at the end of the cosine schedule (default 1e-6).")),
+    (("--weight-decay",), dict(type=float, help="AdamW weight decay on matrices (default 0).")),
+    (("--warmup",), dict(type=float, help="Linear warmup, as a fraction of the steps (default 0.1).")),
+    (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
+    (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
+    (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (("--device",), dict(help="cpu or cuda (default cpu).")),
+    (("--nproc",), dict(type=int, help="Data-parallel processes: launches torchrun --nproc-per-node N.")),
+    (("--init-from",), dict(type=click.Path(dir_okay=False), help="Start from a compiled model's weights "
+                            "(single-layer Householder or NFSM; its architecture, so no architecture flags).")),
+    (("--init-noise",), dict(type=float, help="With --init-from: add σ·N(0, 1) to every weight (default 0).")),
+    (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
+    (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
+    (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr: the paper's settings.")),
+    (("--scale",), dict(help="paper (full scale, default) or small (≤ 3 minutes per run on a 2-core CPU).")),
+    (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),
+    (("--val-every",), dict(type=int, help="Steps between validations (default 100).")),
+    (("--early-stop",), dict(type=int, help="Stop after K validations in a row at sequence accuracy 1; 0: off.")),
+    (("--checkpoint-every",), dict(type=int, help="Steps between checkpoints (default 200).")),
+    (("--eval-lengths",), dict(help="Evaluation lengths, e.g. 40,80,160 (default: training max, doubling, ×8).")),
+    (("--eval-range",), dict(help="Also judge answers on lengths uniform in MIN..MAX (the paper's 40..256).")),
+    (("--samples",), dict(type=int, help="Words per evaluation length and for L_max (default 512).")),
+    (("--lmax/--no-lmax",), dict(default=None, help="Search the failing length L_max (default: on).")),
+    (("--cap",), dict(type=int, help="Longest length the L_max search tries (default 4096).")),
+    (("--threshold",), dict(type=float, help="Sequence accuracy below which a length fails (default 1.0).")),
+    (("--json", "as_json"), dict(is_flag=True, default=False, help="Print one JSON object.")),
+]
+
+
+def train_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Apply TASK and every option of ``fsa2rnn train`` to a click command function."""
+    for decls, kw in reversed(_OPTIONS):
+        fn = click.option(*decls, **kw)(fn)
+    return click.argument("task", required=False, metavar="[TASK]")(fn)
+
+
+def given_args(ctx: click.Context, *, drop: tuple[str, ...] = ("nproc",)) -> list[str]:
+    """The command line the user gave (parameters read from it), rebuilt, without ``drop``: what torchrun's
+    workers receive."""
+    args: list[str] = []
+    for param in ctx.command.params:
+        name = param.name
+        if name in drop or ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[name]
+        if isinstance(param, click.Argument):
+            args.append(str(value))
+        elif param.is_flag and param.secondary_opts:
+            args.append(param.opts[0] if value else param.secondary_opts[0])
+        elif param.is_flag:
+            if value:
+                args.append(param.opts[0])
+        else:
+            args.append(f"{param.opts[0]}={value}")
+    return args

@@ -1,0 +1,262 @@
+"""The settings of a training run (:class:`TrainConfig`, what RUN/config.json stores) and the model they build.
+
+A run is determined by its TrainConfig: the task, the architecture flags of ``fsa2rnn train`` (``--model``,
+``--eig``, ``--layers``, …), the optimization (AdamW, cosine schedule with linear warmup, gradient clipping) and the
+evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa2rnn.nn.model.ModelConfig`:
+
+- ``eig`` "0,1" | "-1,1" is the eigenvalue range of the transitions: β ∈ [0, 1] | [0, 2] (``beta_range``) for
+  DeltaNet/DeltaProduct, a ∈ [0, 1] | [−1, 1] (``eig_range``) for the Mamba-style diagonal; the other layers
+  have no such range and refuse it. None keeps the layer's default.
+- ``heads`` is the number of heads of DeltaNet/DeltaProduct and of the Transformer (``head_dim`` defaults to
+  d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`): ``auto`` (the NFSM compiler's
+  cheapest one-layer plan: point-tracking heads for a permutation group, else one head of |Q|), ``single``,
+  ``4x11`` (4 heads of 11) or ``8,8,6``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from fsa2rnn.fsa.errors import SpecError
+
+from ..layers import LAYERS
+from ..model import ModelConfig
+from ..tasks import Task, parse_length_range
+from .presets import ARCH_FLAGS
+
+RUN_FORMAT = "fsa2rnn.train_run/1"
+#: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
+LOSSES = ("uniform", "first-error")
+EIG = {
+    "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
+    "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
+}
+EIG_KEY = {"deltanet": "beta_range", "deltaproduct": "beta_range", "mamba": "eig_range"}
+#: fields that may differ between a run and its --resume (they do not change what is computed)
+RESUMABLE = ("device", "progress", "nproc")
+
+
+@dataclass
+class TrainConfig:
+    """One training run. Lengths are strings ``MIN..MAX`` (None: the task's default); see the module docstring."""
+
+    task: str
+    model: str = "deltanet"
+    eig: str | None = None
+    n_h: int | None = None
+    layers: int = 1
+    d_model: int = 64
+    heads: int | None = None
+    head_dim: int | None = None
+    state_size: int | None = None
+    nfsm_heads: str | None = None
+    short_conv: bool | None = None
+    mlp_ratio: float = 4.0
+    dropout: float = 0.0
+    train_length: str | None = None
+    loss: str = "uniform"
+    steps: int = 2000
+    batch: int = 64
+    lr: float = 1e-3
+    min_lr: float = 1e-6
+    weight_decay: float = 0.0
+    warmup: float = 0.1
+    clip: float = 1.0
+    seed: int = 42
+    device: str = "cpu"
+    log_every: int = 10
+    val_every: int = 100
+    val_samples: int = 256
+    early_stop: int = 0
+    checkpoint_every: int = 200
+    eval_lengths: list[int] | None = None
+    eval_range: str | None = None
+    samples: int = 512
+    lmax: bool = True
+    cap: int = 4096
+    threshold: float = 1.0
+    preset: str | None = None
+    scale: str | None = None
+    progress: bool = True
+    nproc: int = 1
+    #: a compiled model file whose weights start the run (nn/train/init_from.py), and the noise added to them
+    init_from: str | None = None
+    init_noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.model not in LAYERS:
+            raise SpecError(f"unknown model {self.model!r} (choose from {', '.join(LAYERS)})")
+        for name in (
+            "layers",
+            "d_model",
+            "steps",
+            "batch",
+            "log_every",
+            "val_every",
+            "val_samples",
+            "checkpoint_every",
+            "samples",
+            "cap",
+            "nproc",
+        ):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise SpecError(f"--{name.replace('_', '-')} must be a positive integer, got {v!r}")
+        for name in ("lr", "min_lr", "weight_decay", "clip", "warmup", "dropout", "mlp_ratio", "init_noise"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0:
+                raise SpecError(f"--{name.replace('_', '-')} must be a number ≥ 0, got {v!r}")
+        if not self.lr > 0:
+            raise SpecError(f"--lr must be > 0, got {self.lr}")
+        if not self.warmup < 1:
+            raise SpecError(f"--warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+        if not 0 < self.threshold <= 1:
+            raise SpecError(f"--threshold must lie in (0, 1], got {self.threshold}")
+        if self.loss not in LOSSES:
+            raise SpecError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if self.early_stop < 0:
+            raise SpecError(f"--early-stop must be ≥ 0 (0: off), got {self.early_stop}")
+        if self.train_length is not None:
+            parse_length_range(self.train_length)
+        if self.eval_range is not None:
+            parse_length_range(self.eval_range)
+        if self.eval_lengths is not None:
+            if not self.eval_lengths or any(not isinstance(n, int) or n < 1 for n in self.eval_lengths):
+                raise SpecError(f"evaluation lengths must be positive integers, got {self.eval_lengths!r}")
+            self.eval_lengths = sorted(set(self.eval_lengths))
+        if self.init_noise and not self.init_from:
+            raise SpecError("--init-noise needs --init-from")
+        if self.batch % self.nproc:
+            raise SpecError(f"--batch {self.batch} is not divisible by the {self.nproc} processes of --nproc")
+        self._check_architecture()
+
+    def _check_architecture(self) -> None:
+        m = self.model
+        if self.eig is not None and self.eig not in EIG:
+            raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        for name, models in ARCH_FLAGS.items():
+            value = getattr(self, name)
+            if value is not None and value != "auto" and m not in models:
+                what = "has no eigenvalue range" if name == "eig" else "does not take it"
+                raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
+        if self.nfsm_heads not in (None, "auto", "single"):
+            parse_nfsm_heads(self.nfsm_heads)
+        if m == "transformer" and self.d_model % (self.heads or 4):
+            raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
+
+    # ------------------------------------------------------------------ serialization
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        if not isinstance(data, dict):
+            raise SpecError(f"training config: expected a JSON object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise SpecError(f"training config: unknown keys {unknown}")
+        if "task" not in data:
+            raise SpecError("training config: no task")
+        return cls(**data)
+
+    def differences(self, other: TrainConfig) -> list[str]:
+        """The fields (other than :data:`RESUMABLE`) in which two configs differ: ``name: mine → other``."""
+        a, b = self.to_dict(), other.to_dict()
+        return [f"{k}: {a[k]!r} → {b[k]!r}" for k in a if k not in RESUMABLE and a[k] != b[k]]
+
+    def train_lengths(self, task: Task) -> tuple[int, int]:
+        return parse_length_range(self.train_length) if self.train_length else tuple(task.default_train_length)
+
+
+def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
+    """``auto`` → the heads of the cheapest one-layer plan of the NFSM compiler for the automaton (a group: heads of
+    d indices tracking a base of its permutation action, Example G.7; else one head of |Q|, Prop. G.1) or [8]
+    without an automaton; ``single`` → [|Q|]; ``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]."""
+    if text == "auto":
+        if automaton is None:
+            return [8]
+        from fsa2rnn.compiler.nfsm_heads import candidate_plans
+
+        return [max(2, d) for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
+    if text == "single":
+        return [max(2, automaton.n_states if automaton is not None else 8)]
+    try:
+        if "x" in text:
+            count, size = text.split("x")
+            heads = [int(size)] * int(count)
+        else:
+            heads = [int(p) for p in text.split(",")]
+    except ValueError:
+        heads = []
+    if not heads or any(d < 1 for d in heads):
+        raise SpecError(
+            f"--nfsm-heads must be auto, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
+        )
+    return heads
+
+
+def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
+    """The SequenceModel configuration of a run (see the module docstring for the flags' meaning)."""
+    if cfg.init_from:  # the compiled model's architecture (nn/train/init_from.py)
+        from .init_from import init_model_config
+
+        return init_model_config(cfg, task)
+    m, d = cfg.model, cfg.d_model
+    args: dict[str, Any] = {}
+    if cfg.eig is not None:
+        args[EIG_KEY[m]] = EIG[cfg.eig][m]
+    if m in ("deltanet", "deltaproduct"):
+        heads = cfg.heads or max(1, d // 32)
+        args.update(heads=heads, head_dim=cfg.head_dim or max(1, d // heads))
+        if m == "deltaproduct":
+            args["n_h"] = cfg.n_h or 2
+    elif m == "transformer":
+        args["heads"] = cfg.heads or 4
+    elif m == "nfsm":
+        args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
+    if cfg.state_size is not None:
+        args["state_size"] = cfg.state_size
+    if cfg.short_conv is not None:
+        args["short_conv"] = cfg.short_conv
+    regression = task.kind == "regression"
+    return ModelConfig(
+        vocab=task.vocab_size,
+        n_classes=task.n_classes,
+        layer=m,
+        n_layers=cfg.layers,
+        d_model=d,
+        layer_args=args,
+        mlp_ratio=cfg.mlp_ratio,
+        dropout=cfg.dropout,
+        input_dim=task.vocab_size if regression else None,
+    )
+
+
+def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any]:
+    """RUN/config.json: the training config, the model config and the task's description."""
+    return {
+        "format": RUN_FORMAT,
+        "train": cfg.to_dict(),
+        "model": mcfg.to_dict(),
+        "task": {
+            "name": task.name,
+            "kind": task.kind,
+            "vocab": task.vocab,
+            "classes": task.classes,
+            "chance": task.chance,
+            "source": task.source,
+        },
+    }
+
+
+def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise SpecError(f"{where}: not valid JSON") from None
+    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+        raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
+    return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))

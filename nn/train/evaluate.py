@@ -1,0 +1,411 @@
+"""Length generalization of a trained SequenceModel (docs/theory.md, "Length generalization"), on
+:mod:`fsa2rnn.nn.evaluate`.
+
+- :func:`accuracy_at_lengths`: token accuracy (judged positions right), sequence accuracy (words right at every
+  judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
+  task's *evaluation* distribution with a seed per length. Automaton tasks are streamed: the words are continued
+  chunk by chunk (``Task.continue_words``) while the model carries its recurrent state, so 2^20 symbols per word never
+  sit in memory at once. The Transformer has no fixed-size state: it is evaluated only at lengths whose attention
+  over the whole prefix fits :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
+- :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
+  judged at their last judged position (the answer), as accuracy and scaled accuracy.
+- :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
+- :func:`nfsm_tables_exact`: for a one-layer NFSM model, whether its tables realize the automaton at every length.
+- :func:`regression_scores`: MSE and R² (the DLR tasks).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..evaluate import DEFAULT_CAP, failing_length
+from ..model import SequenceModel
+from ..tasks import Task
+
+#: tokens per forward call when reading long words in chunks (n_words × chunk), on CPU; ×32 on CUDA (on CPU,
+#: activations of a few MiB are as fast per token as larger ones and much faster than hundreds of MiB)
+CHUNK_TOKENS = 2**15
+#: tokens per length read for the accuracy curve at most (fewer words at long lengths, never fewer than MIN_WORDS)
+LENGTH_TOKENS = 2**22
+MIN_WORDS = 16
+#: memory the Transformer's attention over a whole prefix may take (B × heads × L² float32, per layer)
+ATTENTION_BYTES = 2**31
+
+
+def default_lengths(train_max: int, cap: int | None = None) -> list[int]:
+    """The training maximum, then doubling up to ``cap`` (default 8 × the training maximum), cap included."""
+    cap = 8 * train_max if cap is None else cap
+    out, n = [], train_max
+    while n < cap:
+        out.append(n)
+        n *= 2
+    return [*out, cap] if cap >= train_max else [cap]
+
+
+def _seed(*parts: int) -> int:
+    return int(np.random.SeedSequence([abs(int(p)) for p in parts]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def _attention_words(model: SequenceModel, length: int, want: int) -> int:
+    """How many words of ``length`` the model's attention can hold at once (``want`` for recurrent models)."""
+    heads = [b.layer for b in model.blocks if not getattr(b.layer, "recurrent", True)]
+    if not heads:
+        return want
+    per_word = sum(
+        4 * layer.encoder.layers[0].self_attn.num_heads * length**2 * len(layer.encoder.layers) for layer in heads
+    )
+    return int(min(want, ATTENTION_BYTES // max(per_word, 1)))
+
+
+def _device(model: SequenceModel) -> torch.device:
+    return model.embedding.weight.device
+
+
+def _chunk_tokens(model: SequenceModel) -> int:
+    return CHUNK_TOKENS * (32 if _device(model).type == "cuda" else 1)
+
+
+@torch.no_grad()
+def _logits(model: SequenceModel, inputs: torch.Tensor, state: Any) -> tuple[torch.Tensor, Any]:
+    return model(inputs.to(_device(model)), state, True)
+
+
+def accuracy_at_lengths(
+    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0
+) -> dict[str, Any]:
+    """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring)."""
+    if task.kind == "regression":
+        raise ValueError("accuracy_at_lengths: a regression task has no accuracy (use regression_scores)")
+    out: dict[str, Any] = {
+        "lengths": [],
+        "token_accuracy": [],
+        "sequence_accuracy": [],
+        "scaled_accuracy": [],
+        "samples": [],
+        "skipped": [],
+    }
+    was = model.training
+    model.eval()
+    try:
+        for length in lengths:
+            n = max(MIN_WORDS, min(samples, LENGTH_TOKENS // length))
+            n = min(n, samples)
+            fit = _attention_words(model, length, n)
+            if fit < min(n, MIN_WORDS):
+                out["skipped"].append(
+                    {
+                        "length": length,
+                        "reason": f"{model.config.layer}: attention over {length} positions of "
+                        f"{min(n, MIN_WORDS)} words exceeds {ATTENTION_BYTES / 2**30:g} GiB",
+                    }
+                )
+                continue
+            n = fit
+            gen = torch.Generator().manual_seed(_seed(seed, length))
+            right, judged, words_right, words = _score_length(model, task, length, n, gen)
+            tok = right / max(judged, 1)
+            out["lengths"].append(length)
+            out["token_accuracy"].append(tok)
+            out["sequence_accuracy"].append(words_right / max(words, 1))
+            out["scaled_accuracy"].append(scaled(tok, task.chance))
+            out["samples"].append(n)
+    finally:
+        model.train(was)
+    return out
+
+
+def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator):
+    """(right positions, judged positions, right words, judged words) on n words of ``length``."""
+    recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
+    if hasattr(task, "continue_words"):
+        chunk = max(1, _chunk_tokens(model) // n) if recurrent else length
+        right = judged = 0
+        ok = torch.ones(n, dtype=torch.bool)
+        state, carry, done = None, None, 0
+        while done < length:
+            step = min(chunk, length - done)
+            tokens, targets, carry = task.continue_words(n, step, gen, carry, train=False)
+            logits, state = _logits(model, tokens, state)
+            good = logits.argmax(-1).cpu() == targets
+            right += int(good.sum())
+            judged += good.numel()
+            ok &= good.all(dim=1)
+            done += step
+        return right, judged, int(ok.sum()), n
+    batch = task.sample(n, length, gen, train=False)
+    logits, _ = _logits(model, batch.inputs, None)
+    good = (logits.argmax(-1).cpu() == batch.targets) | ~batch.mask
+    has = batch.mask.any(dim=1)
+    right = int((good & batch.mask).sum())
+    return right, int(batch.mask.sum()), int((good.all(dim=1) & has).sum()), int(has.sum())
+
+
+def scaled(acc: float, chance: float) -> float:
+    """(acc − chance)/(1 − chance): 1 perfect, 0 random guessing (the negative-eigenvalues paper's score)."""
+    return (acc - chance) / (1.0 - chance) if chance < 1 else float("nan")
+
+
+@torch.no_grad()
+def range_accuracy(
+    model: SequenceModel, task: Task, lo: int, hi: int, *, samples: int = 8192, seed: int = 0, batch: int = 512
+) -> dict[str, Any]:
+    """Accuracy at each word's last judged position (its answer) on words of lengths uniform in lo..hi."""
+    gen = torch.Generator().manual_seed(_seed(seed, lo, hi, 7))
+    right = total = 0
+    was = model.training
+    model.eval()
+    try:
+        for start in range(0, samples, batch):
+            b = task.sample(min(batch, samples - start), (lo, hi), gen, train=False)
+            pos = torch.arange(b.mask.shape[1])[None, :].expand_as(b.mask)
+            # causal models: what follows a word's end never reaches it, so its padding may be any symbol
+            logits, _ = _logits(model, b.inputs.masked_fill(pos >= b.lengths[:, None], 0), None)
+            last = torch.where(b.mask, pos, torch.full_like(pos, -1)).max(dim=1).values
+            keep = last >= 0
+            rows = torch.nonzero(keep).squeeze(1)
+            pred = logits.argmax(-1).cpu()[rows, last[rows]]
+            right += int((pred == b.targets[rows, last[rows]]).sum())
+            total += len(rows)
+    finally:
+        model.train(was)
+    acc = right / max(total, 1)
+    return {"lengths": f"{lo}..{hi}", "samples": total, "accuracy": acc, "scaled_accuracy": scaled(acc, task.chance)}
+
+
+def failing_length_of(
+    model: SequenceModel,
+    task: Task,
+    *,
+    start: int,
+    cap: int,
+    n_words: int = 512,
+    threshold: float = 1.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words."""
+    if not hasattr(task, "word_source"):
+        return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
+    note = None
+    fit_cap = cap
+    while _attention_words(model, fit_cap, n_words) < n_words and fit_cap > start:
+        fit_cap //= 2
+    if fit_cap < cap:
+        note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
+    recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
+    chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
+    l_max, capped = failing_length(
+        model.predictor(),
+        task.word_source(),
+        start=start,
+        cap=max(fit_cap, start),
+        n_words=n_words,
+        threshold=threshold,
+        seed=seed,
+        chunk=chunk,
+    )
+    return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note}
+
+
+@torch.no_grad()
+def regression_scores(
+    model: SequenceModel, task: Task, length: int, *, samples: int = 512, seed: int = 0, batch: int = 64
+) -> dict[str, Any]:
+    """MSE and R² = 1 − MSE / MSE(mean target) over the judged positions (the DLR paper's score, §3.3)."""
+    gen = torch.Generator().manual_seed(_seed(seed, length, 11))
+    sse = sy = sy2 = count = 0.0
+    was = model.training
+    model.eval()
+    try:
+        for start in range(0, samples, batch):
+            b = task.sample(min(batch, samples - start), length, gen, train=False)
+            pred, _ = _logits(model, b.inputs, None)
+            y, p = b.targets[b.mask].double(), pred.cpu()[b.mask].double()
+            sse += float(((p - y) ** 2).sum())
+            sy += float(y.sum())
+            sy2 += float((y**2).sum())
+            count += y.numel()
+    finally:
+        model.train(was)
+    sst = sy2 - sy * sy / max(count, 1)
+    return {"length": length, "mse": sse / max(count, 1), "r2": 1.0 - sse / sst if sst > 0 else float("nan")}
+
+
+MAX_TRIPLES = 1_000_000
+
+
+@torch.no_grad()
+def nfsm_tables_exact(model: SequenceModel, task: Task) -> dict[str, Any]:
+    """Whether a one-layer NFSM model realizes the task's automaton at every length (Prop. G.1's argument).
+
+    In eval mode the model's output at position t is a function of the head indices c_t and the symbol x_t alone
+    (the embedding of x_t plus the NFSM's output for c_t, then position-wise MLP, norm and classifier), and
+    c_t = σ_{x_t}(c_{t−1}) with the tables σ_x read off the logits (:meth:`SequenceModel.symbol_transitions`). A
+    breadth-first search visits every triple (c_t, x_t, q_t) reachable together with the automaton's state q_t; the
+    model is run on a shortest word reaching each, and its prediction there is compared with the class of q_t. All
+    right ⇒ right at every position of every word; else the word is a witness. Returns ``{exact, triples, witness,
+    reason}`` (exact None when the check does not apply).
+    """
+    a = task.automaton
+    cfg = model.config
+    if cfg.layer != "nfsm" or cfg.n_layers != 1 or a is None or getattr(task, "tokens_per_step", 1) != 1:
+        why = "the check covers one-layer NFSM models on automaton tasks with one token per symbol"
+        return {"exact": None, "triples": 0, "witness": None, "reason": why}
+    k = a.n_symbols
+    layer = model.blocks[0].layer
+    was = model.training
+    model.eval()
+    try:
+        tables = model.symbol_transitions()[:k].cpu().numpy()  # (k, H, d_max)
+        start = layer.start_indices().cpu().numpy()
+    finally:
+        model.train(was)
+    trans = np.asarray(a.transitions)
+    classes = task.state_class.numpy() if hasattr(task, "state_class") else np.arange(a.n_states)
+    heads = np.arange(tables.shape[1])
+    start_pair = (tuple(start.tolist()), int(a.initial))
+    parent: dict[tuple, tuple] = {}
+    expanded: set[tuple] = set()
+    frontier, triples = [start_pair], []
+    while frontier:
+        nxt = []
+        for c, q in frontier:
+            expanded.add((c, q))
+            for x in range(k):
+                c2 = tuple(tables[x, heads, list(c)].tolist())
+                key = (c2, x, int(trans[x, q]))
+                if key not in parent:
+                    parent[key] = (c, q, x)
+                    triples.append(key)
+                    if (c2, key[2]) not in expanded:
+                        nxt.append((c2, key[2]))
+        if len(triples) > MAX_TRIPLES:
+            return {"exact": None, "triples": len(triples), "witness": None, "reason": "too many configurations"}
+        frontier = list(dict.fromkeys(nxt))
+    # a shortest word for every triple, from the parent links (first visit = shortest)
+    via: dict[tuple, list[int]] = {}
+    first_of_pair: dict[tuple, tuple] = {}
+    for key in triples:
+        first_of_pair.setdefault((key[0], key[2]), key)
+    words = []
+    for key in triples:
+        c, q, x = parent[key]
+        prev = first_of_pair.get((c, q))
+        word = ([] if (c, q) == start_pair else via[prev]) + [x]
+        via[key] = word
+        words.append(word)
+    lengths = torch.tensor([len(w) for w in words])
+    ids = torch.zeros(len(words), int(lengths.max()), dtype=torch.long)
+    for i, w in enumerate(words):
+        ids[i, : len(w)] = torch.tensor(w)
+    preds = model.predict_states(ids, lengths).cpu()
+    got = preds[torch.arange(len(words)), lengths - 1].numpy()
+    want = classes[np.array([key[2] for key in triples])]
+    bad = np.flatnonzero(got != want)
+    witness = [a.symbols[s] for s in words[int(bad[0])]] if len(bad) else None
+    margin = _table_margin(model, k, sorted({c for c, _ in expanded}))
+    return {"exact": not len(bad), "triples": len(triples), "witness": witness, "margin": margin, "reason": None}
+
+
+def _table_margin(model: SequenceModel, k: int, configs: list[tuple]) -> float:
+    """The smallest logit margin (best − second best) over the table rows that the reachable configurations use:
+    the slack the argmax has against rounding (docs/theory.md, "The margin certificate")."""
+    block = model.blocks[0]
+    theta = block.layer.head_logits(block.norm1(model.embedding.weight[:k])).double().cpu()  # (k, H, d, d)
+    used = torch.tensor(configs, dtype=torch.long)  # (C, H)
+    rows = theta[:, torch.arange(theta.shape[1])[None, :], used]  # (k, C, H, d)
+    top = rows.topk(2, dim=-1).values if rows.shape[-1] > 1 else torch.cat([rows, rows - float("inf")], -1)
+    return float((top[..., 0] - top[..., 1]).min())
+
+
+def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths: tuple[int, int]) -> dict[str, Any]:
+    """The evaluation a run records in eval.json, from the TrainConfig's evaluation settings (``eval_lengths``,
+    ``eval_range``, ``samples``, ``lmax``, ``cap``, ``threshold``). Words are drawn with seed 0, the same for every
+    training seed."""
+    train_max = train_lengths[1]
+    ev: dict[str, Any] = {"task": task.name, "chance": task.chance, "train_lengths": list(train_lengths)}
+    if task.kind == "regression":
+        lengths = cfg.eval_lengths or [train_max]
+        ev["regression"] = [regression_scores(model, task, n, samples=cfg.samples) for n in lengths]
+        ev["lengths"] = lengths
+        ev["r2"] = [r["r2"] for r in ev["regression"]]
+        return ev
+    lengths = cfg.eval_lengths or default_lengths(train_max)
+    ev.update(accuracy_at_lengths(model, task, lengths, samples=cfg.samples))
+    if cfg.eval_range:
+        lo, hi = (int(v) for v in cfg.eval_range.split(".."))
+        ev["range"] = range_accuracy(model, task, lo, hi, samples=cfg.samples)
+    if cfg.lmax:
+        ev.update(
+            failing_length_of(
+                model, task, start=train_max, cap=max(cfg.cap, train_max), n_words=cfg.samples, threshold=cfg.threshold
+            )
+        )
+        ev["l_max_search"] = {
+            "start": train_max,
+            "cap": max(cfg.cap, train_max),
+            "n_words": cfg.samples,
+            "threshold": cfg.threshold,
+        }
+    if model.config.layer == "nfsm":
+        ev["exact"] = nfsm_tables_exact(model, task)
+    return ev
+
+
+def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
+    """(model in eval mode, task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
+    from fsa2rnn.fsa.errors import SpecError
+
+    from ..tasks import get_task
+    from .checkpoint import load_checkpoint, restore
+    from .config import read_run_record
+    from .trainer import CONFIG, MODEL
+
+    run = Path(run)
+    if not (run / CONFIG).is_file():
+        raise SpecError(f"{str(run)!r} is not a training run (no {CONFIG})")
+    cfg, mcfg = read_run_record((run / CONFIG).read_text(), str(run / CONFIG))
+    header, tensors = load_checkpoint(run / MODEL)
+    model = SequenceModel.from_config(mcfg)
+    restore(model, tensors)
+    model.eval()
+    return model, get_task(cfg.task), cfg
+
+
+def evaluate_run(
+    run: str | Path,
+    *,
+    lengths: list[int] | None = None,
+    lmax: bool = False,
+    cap: int = DEFAULT_CAP,
+    samples: int = 512,
+    threshold: float = 1.0,
+) -> dict[str, Any]:
+    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}."""
+    model, task, cfg = load_run(run)
+    train_max = cfg.train_lengths(task)[1]
+    if task.kind == "regression":
+        scores = [regression_scores(model, task, n, samples=samples) for n in (lengths or [train_max])]
+        return {
+            "lengths": [s["length"] for s in scores],
+            "mse": [s["mse"] for s in scores],
+            "r2": [s["r2"] for s in scores],
+            "l_max": None,
+            "l_max_capped": False,
+        }
+    lengths = lengths or cfg.eval_lengths or default_lengths(train_max)
+    out = accuracy_at_lengths(model, task, lengths, samples=samples)
+    if lmax:
+        out.update(
+            failing_length_of(
+                model, task, start=train_max, cap=max(cap, train_max), n_words=samples, threshold=threshold
+            )
+        )
+    else:
+        out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
+    if model.config.layer == "nfsm":
+        out["exact"] = nfsm_tables_exact(model, task)
+    return out

@@ -1,0 +1,396 @@
+"""The trainer of a SequenceModel: AdamW, cosine schedule after a linear warmup, gradient clipping, the loss on the
+judged positions normalized by their global number, bf16 autocast on GPU, early stopping, resumable checkpoints,
+data parallel under torchrun (distributed.py).
+
+Determinism: the batch of step s is drawn from a torch Generator seeded by (seed, s), and torch's global generator
+(Gumbel noise, dropout) is reseeded by (seed, s) before every step, so a run never carries random state: the same
+config gives the same metrics on CPU, and a run resumed from its checkpoint (weights, optimizer moments, step and
+early-stop counter) continues exactly as if it had never stopped.
+
+A run directory holds ``config.json`` (the TrainConfig, the ModelConfig and the task), ``model.safetensors`` (the
+last checkpoint), ``metrics.jsonl`` (one record per logged step: ``step``, ``loss``, ``accuracy`` — R² for
+regression — ``lr``, ``tokens_per_s``, and at validation steps ``val_token_accuracy``/``val_sequence_accuracy``),
+and after training ``eval.json`` and ``curves.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.io import atomic_write_text
+
+from ..model import SequenceModel
+from ..tasks import Batch, Task, get_task
+from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .config import TrainConfig, model_config, read_run_record, run_record
+from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
+from .evaluate import evaluate_run_model
+from .init_from import init_architecture, load_init
+
+CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"
+RUN_FILES = (CONFIG, MODEL, METRICS)
+_DATA, _NOISE, _VAL = 1, 2, 3  # seed streams
+
+
+def stream_seed(seed: int, stream: int, step: int = 0) -> int:
+    return int(np.random.SeedSequence([abs(int(seed)), stream, step]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def holds_run(out: Path) -> bool:
+    return out.is_dir() and any((out / f).exists() for f in RUN_FILES)
+
+
+def lr_at(cfg: TrainConfig, step: int) -> float:
+    """Linear warmup over ``warmup`` × steps, then cosine from lr to min_lr (step counted from 0)."""
+    warm = max(1, round(cfg.warmup * cfg.steps)) if cfg.warmup > 0 else 0
+    if step < warm:
+        return cfg.lr * (step + 1) / warm
+    span = max(1, cfg.steps - warm)
+    floor = min(cfg.min_lr, cfg.lr)
+    return floor + (cfg.lr - floor) * 0.5 * (1.0 + math.cos(math.pi * min(step - warm, span) / span))
+
+
+def first_error_weights(logits: torch.Tensor, batch: Batch, rate: float = 3.0) -> torch.Tensor:
+    """w_t = 1 up to each word's first wrong prediction t*, exp(−rate·(t − t*)) after it (Brandoit et al.'s
+    weighting: once the state is wrong, later positions say little about the table rows they read)."""
+    with torch.no_grad():
+        wrong = (logits.argmax(-1) != batch.targets) & batch.mask
+        t = logits.shape[1]
+        first = torch.where(
+            wrong.any(1), wrong.to(torch.int8).argmax(1), torch.full_like(wrong[:, 0], t, dtype=torch.long)
+        )
+        pos = torch.arange(t, device=logits.device)[None, :]
+        return torch.exp(-rate * (pos - first[:, None]).clamp(min=0).to(logits.dtype))
+
+
+def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Weight decay on matrices only (not on biases, norms, start states h0 and NFSM start logits)."""
+    decay, keep = [], []
+    for name, p in model.named_parameters():
+        plain = p.ndim < 2 or name.endswith(("h0", "start_logits"))
+        (keep if plain else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": keep, "weight_decay": 0.0}]
+
+
+class Prepared:
+    """Everything a run needs that can be checked before any file is written or any step is taken."""
+
+    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool) -> None:
+        self.task: Task = get_task(cfg.task)
+        cfg = init_architecture(cfg, self.task)  # with --init-from, the compiled model's architecture
+        self.cfg, self.out, self.resume = cfg, Path(out), resume
+        self.lengths = cfg.train_lengths(self.task)
+        self.mcfg = model_config(cfg, self.task)
+        SequenceModel.from_config(self.mcfg)  # a bad architecture fails here
+        self.task.sample(2, self.lengths, torch.Generator().manual_seed(0))  # a length the task refuses fails here
+        if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+            raise SpecError(f"--device {cfg.device}: no CUDA device is available")
+        if cfg.device != "cpu" and not cfg.device.startswith("cuda"):
+            raise SpecError(f"--device must be cpu or cuda, got {cfg.device!r}")
+        if self.out.exists() and not self.out.is_dir():
+            raise SpecError(f"--out {str(self.out)!r} exists and is not a directory")
+        self.header: dict[str, Any] | None = None
+        self.tensors: dict[str, torch.Tensor] | None = None
+        if holds_run(self.out):
+            if not resume:
+                raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
+            stored, _ = (
+                read_run_record((self.out / CONFIG).read_text(), str(self.out / CONFIG))
+                if (self.out / CONFIG).exists()
+                else (None, None)
+            )
+            if stored is not None:
+                diff = stored.differences(cfg)
+                if diff:
+                    raise SpecError(f"--resume: {str(self.out)!r} was started with other settings ({'; '.join(diff)})")
+            if (self.out / MODEL).exists():
+                self.header, self.tensors = load_checkpoint(self.out / MODEL)
+                if self.header.get("model") != self.mcfg.to_dict():
+                    raise SpecError(f"--resume: the checkpoint in {str(self.out)!r} is of another model")
+
+
+def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False) -> dict[str, Any] | None:
+    """Train (or resume) the run in ``out``; the result dict (rank 0; None on the other ranks)."""
+    prep = Prepared(cfg, out, resume=resume)
+    world = init_world(cfg.device)
+    try:
+        if world.size > 1 and cfg.batch % world.size:
+            raise SpecError(f"--batch {cfg.batch} is not divisible by the {world.size} processes")
+        result = _Trainer(prep, world).run()
+    finally:
+        close_world(world)
+    if not world.main:
+        return None
+    return finish(prep, result)
+
+
+class _Trainer:
+    def __init__(self, prep: Prepared, world: World) -> None:
+        self.prep, self.world, self.cfg, self.task = prep, world, prep.cfg, prep.task
+        cfg = self.cfg
+        if cfg.device.startswith("cuda"):
+            self.device = torch.device("cuda", world.local_rank if world.size > 1 else torch.cuda.current_device())
+            torch.cuda.set_device(self.device)
+        else:
+            self.device = torch.device("cpu")
+        torch.manual_seed(cfg.seed)
+        self.model = SequenceModel.from_config(prep.mcfg).to(self.device)
+        if cfg.init_from and prep.header is None:
+            load_init(self.model, cfg, self.task)
+        self.random_modules = use_global_batch_randomness(self.model)
+        self.optimizer = torch.optim.AdamW(param_groups(self.model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.999))
+        self.step, self.streak, self.stopped_early, self.finished = 0, 0, False, False
+        if prep.header is not None:
+            restore(self.model, prep.tensors, self.optimizer)
+            h = prep.header
+            self.step, self.streak = int(h["step"]), int(h.get("streak", 0))
+            self.stopped_early, self.finished = bool(h.get("stopped_early")), bool(h.get("finished"))
+        self.net = self.model
+        if world.size > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            self.net = DistributedDataParallel(self.model, device_ids=ids)
+        self.regression = self.task.kind == "regression"
+        self.out = prep.out
+        self.last: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ files (rank 0)
+    def _start_files(self) -> None:
+        if not self.world.main:
+            return
+        self.out.mkdir(parents=True, exist_ok=True)
+        if not (self.out / CONFIG).exists():
+            atomic_write_text(self.out / CONFIG, json.dumps(run_record(self.cfg, self.prep.mcfg, self.task), indent=1))
+        # drop records past the checkpoint (written after it by a run that was killed) and any torn last line
+        path = self.out / METRICS
+        keep = [r for r in read_metrics(path) if r["step"] <= self.step]
+        if self.step == 0:
+            keep = []
+        atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in keep))
+        self.last = keep[-1] if keep else {}
+
+    def _checkpoint(self) -> None:
+        if not self.world.main:
+            return
+        header = {
+            "model": self.prep.mcfg.to_dict(),
+            "task": {"name": self.task.name, "vocab": self.task.vocab, "classes": self.task.classes},
+            "step": self.step,
+            "streak": self.streak,
+            "stopped_early": self.stopped_early,
+            "finished": self.finished,
+            "seed": self.cfg.seed,
+        }
+        save_checkpoint(self.out / MODEL, self.model, header, self.optimizer)
+
+    # ------------------------------------------------------------------ one step
+    def _batch(self, step: int) -> tuple[Batch, int, int]:
+        """This rank's slice of step ``step``'s global batch, the global number of judged positions and of tokens."""
+        gen = torch.Generator().manual_seed(stream_seed(self.cfg.seed, _DATA, step))
+        full = self.task.sample(self.cfg.batch, self.prep.lengths, gen, train=True)
+        lo, hi = self.world.rows(self.cfg.batch)
+        set_rows(self.random_modules, (self.cfg.batch, lo, hi))
+        return full.slice(lo, hi).to(self.device), int(full.mask.sum()), int(full.lengths.sum())
+
+    def _loss(self, batch: Batch, n_global: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(loss to backpropagate, [sum loss, right | sse, Σy, Σy², count] of this rank)."""
+        use_bf16 = self.device.type == "cuda"
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_bf16):
+            out = self.net(batch.inputs)
+        out = out.float()
+        mask = batch.mask
+        if self.regression:
+            y, p = batch.targets[mask].float(), out[mask]
+            width = y.shape[-1]
+            sse = ((p - y) ** 2).sum()
+            loss = sse / (n_global * width)
+            stats = torch.stack(
+                [
+                    sse.detach().double(),
+                    y.sum().double(),
+                    (y**2).sum().double(),
+                    torch.tensor(float(y.numel()), dtype=torch.float64, device=y.device),
+                ]
+            )
+        else:
+            ce = F.cross_entropy(out.flatten(0, 1), batch.targets.flatten(), reduction="none").view(mask.shape)
+            right = ((out.argmax(-1) == batch.targets) & mask).sum().double()
+            total = (ce * mask).sum()
+            weighted = total if self.cfg.loss == "uniform" else (ce * mask * first_error_weights(out, batch)).sum()
+            loss = weighted / n_global
+            stats = torch.stack([total.detach().double(), right])
+        return loss * self.world.size, stats
+
+    def _train_step(self) -> tuple[torch.Tensor, int, int]:
+        step = self.step
+        torch.manual_seed(stream_seed(self.cfg.seed, _NOISE, step))
+        batch, n_global, n_tokens = self._batch(step)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr_at(self.cfg, step)
+        self.net.train()
+        loss, stats = self._loss(batch, n_global)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.cfg.clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip)
+        self.optimizer.step()
+        self.step += 1
+        return stats, n_global, n_tokens
+
+    def _summarize(self, stats: torch.Tensor, n_global: int) -> tuple[float, float]:
+        s = all_sum(stats.to(torch.float64), self.world).cpu()
+        if self.regression:
+            sse, sy, sy2, count = (float(v) for v in s)
+            sst = sy2 - sy * sy / max(count, 1)
+            return sse / max(count, 1), (1.0 - sse / sst) if sst > 0 else float("nan")
+        return float(s[0]) / n_global, float(s[1]) / n_global
+
+    # ------------------------------------------------------------------ validation
+    @torch.no_grad()
+    def _validate(self) -> dict[str, float]:
+        """Token and sequence accuracy (R² for regression) on fixed held-out words at the training maximum length."""
+        cfg, task = self.cfg, self.task
+        n = max(cfg.val_samples - cfg.val_samples % self.world.size, self.world.size)
+        gen = torch.Generator().manual_seed(stream_seed(cfg.seed, _VAL))
+        full = task.sample(n, self.prep.lengths[1], gen, train=True)
+        lo, hi = self.world.rows(n)
+        b = full.slice(lo, hi).to(self.device)
+        self.model.eval()
+        try:
+            out = self.model(b.inputs).float()
+        finally:
+            self.model.train()
+        if self.regression:
+            y, p = b.targets[b.mask].double(), out[b.mask].double()
+            s = all_sum(
+                torch.stack(
+                    [
+                        ((p - y) ** 2).sum(),
+                        y.sum(),
+                        (y**2).sum(),
+                        torch.tensor(float(y.numel()), dtype=torch.float64, device=y.device),
+                    ]
+                ),
+                self.world,
+            ).cpu()
+            sst = float(s[2]) - float(s[1]) ** 2 / max(float(s[3]), 1)
+            return {"val_r2": 1.0 - float(s[0]) / sst if sst > 0 else float("nan")}
+        good = (out.argmax(-1) == b.targets) | ~b.mask
+        words = (good.all(dim=1) & b.mask.any(dim=1)).sum()
+        s = all_sum(
+            torch.stack([(good & b.mask).sum(), b.mask.sum(), words, b.mask.any(dim=1).sum()]).double(), self.world
+        ).cpu()
+        return {
+            "val_token_accuracy": float(s[0]) / max(float(s[1]), 1),
+            "val_sequence_accuracy": float(s[2]) / max(float(s[3]), 1),
+        }
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> dict[str, Any]:
+        cfg = self.cfg
+        self._start_files()
+        barrier(self.world)
+        metrics = open(self.out / METRICS, "a") if self.world.main else None  # noqa: SIM115
+        bar = None
+        if self.world.main and cfg.progress and not self.finished:
+            from tqdm import tqdm
+
+            bar = tqdm(total=cfg.steps, initial=self.step, desc="train", disable=None, leave=False, unit="step")
+        tokens, t0 = 0, time.perf_counter()
+        try:
+            while self.step < cfg.steps and not self.finished:
+                stats, n_global, toks = self._train_step()
+                tokens += toks
+                s = self.step
+                if bar is not None:
+                    bar.update(1)
+                validate = s % cfg.val_every == 0 or s == cfg.steps
+                if s % cfg.log_every == 0 or validate or s == cfg.steps:
+                    loss, acc = self._summarize(stats, n_global)
+                    dt = time.perf_counter() - t0
+                    rec = {
+                        "step": s,
+                        "loss": loss,
+                        "accuracy": acc,
+                        "lr": lr_at(cfg, s - 1),
+                        "tokens_per_s": tokens / dt if dt > 0 else None,
+                    }
+                    tokens, t0 = 0, time.perf_counter()
+                    if validate:
+                        rec.update(self._validate())
+                        exact = rec.get("val_sequence_accuracy") == 1.0
+                        self.streak = self.streak + 1 if exact else 0
+                        if cfg.early_stop and self.streak >= cfg.early_stop:
+                            self.stopped_early = True
+                    if metrics is not None:
+                        metrics.write(json.dumps(rec) + "\n")
+                        metrics.flush()
+                    self.last = rec
+                    if bar is not None:
+                        bar.set_postfix(loss=f"{loss:.4f}", acc=f"{acc:.4f}", tok_s=f"{rec['tokens_per_s'] or 0:.0f}")
+                if self.stopped_early or s == cfg.steps:
+                    self.finished = True
+                if self.finished or s % cfg.checkpoint_every == 0:
+                    self._checkpoint()
+        finally:
+            if bar is not None:
+                bar.close()
+            if metrics is not None:
+                metrics.close()
+        barrier(self.world)
+        self.model.eval()
+        return {"model": self.model, "step": self.step, "last": self.last, "stopped_early": self.stopped_early}
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("step"), int):
+            out.append(rec)
+    return out
+
+
+def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
+    """Rank 0 after training: evaluate, write eval.json and curves.png, return the run's summary."""
+    model, cfg, out = result["model"], prep.cfg, prep.out
+    if not result["last"]:
+        result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
+    ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)
+    atomic_write_text(out / EVAL, json.dumps(ev, indent=1))
+    from .plots import plot_curves
+
+    plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=f"{cfg.task} · {cfg.model} · seed {cfg.seed}")
+    last = result["last"]
+    summary = {
+        "run": os.fspath(out),
+        "seed": cfg.seed,
+        "train_lengths": list(prep.lengths),
+        "steps": result["step"],
+        "final_loss": last.get("loss"),
+        "train_accuracy": last.get("accuracy"),
+        "stopped_early": result["stopped_early"],
+        "eval": {k: ev[k] for k in ("lengths", "token_accuracy", "sequence_accuracy", "scaled_accuracy") if k in ev},
+    }
+    summary.update(l_max=ev.get("l_max"), l_max_capped=bool(ev.get("l_max_capped")))
+    for key in ("range", "regression", "exact", "l_max_note", "skipped"):
+        if key in ev:
+            summary[key if key != "regression" else "eval_regression"] = ev[key]
+    return summary

@@ -1,0 +1,274 @@
+"""η-trajectories of compiled models (length-independent-state-tracking §2, Definition 2.1):
+h_t = Φ_{x_t}(h_{t−1}) + e_t with ‖e_t‖₂ ≤ η, and what they do to the state a model reads out.
+
+Perturbations (``perturbation``):
+
+- ``"none"``: e_t = 0 — only the working dtype's own rounding (float64/float32/bfloat16/float16; Householder models
+  apply A(x) fused or factor by factor, ``mode``): the negative-eigenvalues paper's sense of finite precision;
+- ``"random"``: e_t uniform in the ball of radius η (a Gaussian direction, radius η·U^{1/D}), seeded;
+- ``"adversarial"``: e_t = η·n with h = Φ_{x_t}(h_{t−1}) and n the outward normal of the face of h's cell nearest
+  to h (realize/steppers.py ``push``): for a nearest-code readout the bisector between h's code point c and the
+  code point c' of another cell (another layer state, attractor index or window digit) whose bisector is nearest,
+  n = (c' − c)/‖c' − c‖; for a readout that rounds coordinates (the Householder hash readout) the nearest face of
+  the rounding cube. This greedy choice pushes h straight toward the nearest wrong cell; when Φ is an isometry on
+  the code (permutations, rotations) the pushes add up along one direction, the error grows by η per step and the
+  model fails after ⌈r/η⌉ steps (r the cell inradius) — the mechanism of Theorem 4.1 (i).
+
+e_t is computed in float64 and h_t = fl(Φ_{x_t}(h_{t−1}) + e_t) rounded to the working dtype. For an NFSM the state
+is the attractor vector a_{h_t}: the perturbation is added to it and the next step first rounds it to the nearest
+attractor (the restoring organ), then applies the tables.
+
+:func:`l_max` is the failing length of a model at (η, dtype, perturbation) through
+:func:`fsa2rnn.nn.evaluate.failing_length` — on random words (the automaton's word problem) or on the periodic word
+p·w·w·w… of a witness of Theorem 4.1 (:func:`periodic_words`). :func:`drift` records the distance of h_t to the
+nearest code point (NFSM: to the nearest attractor, before rounding) against t; :func:`plot_drift` draws it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import FsaError, SpecError
+from fsa2rnn.nn.evaluate import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
+
+from .steppers import Stepper, stepper_for
+
+PERTURBATIONS = ("none", "random", "adversarial")
+
+
+def check_eta(eta: float) -> float:
+    """η as a float; a negative or non-finite η is bad input."""
+    eta = float(eta)
+    if not math.isfinite(eta) or eta < 0:
+        raise SpecError(f"η must be a finite number ≥ 0, got {eta}")
+    return eta
+
+
+def _check_perturbation(kind: str) -> None:
+    if kind not in PERTURBATIONS:
+        raise SpecError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)})")
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run step-by-step simulations on one intra-op thread: their tensors are small, and several threads only
+    contend (restores the previous setting)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def perturbation(
+    stepper: Stepper, h: torch.Tensor, eta: float, kind: str, generator: torch.Generator
+) -> torch.Tensor | None:
+    """e_t (N, D) in float64 for the unperturbed next state h = Φ_x(h_{t−1}); None when there is none."""
+    if eta == 0 or kind == "none":
+        return None
+    n, d = h.shape
+    if kind == "random":
+        g = torch.randn(n, d, dtype=torch.float64, generator=generator)
+        r = eta * torch.rand(n, 1, dtype=torch.float64, generator=generator) ** (1.0 / d)
+        return g / g.norm(dim=-1, keepdim=True).clamp(min=1e-300) * r
+    return eta * stepper.push(h)
+
+
+class TrajectoryState:
+    """What an η-trajectory carries between chunks: the hidden vectors, their decoding and the noise generator."""
+
+    def __init__(self, stepper: Stepper, n: int, seed: int) -> None:
+        self.h = stepper.initial(n)
+        self.decoded = stepper.decode(self.h)
+        self.generator = torch.Generator().manual_seed(int(seed))
+
+
+@torch.no_grad()
+def run(
+    stepper: Stepper,
+    ids: torch.Tensor | np.ndarray,
+    *,
+    eta: float = 0.0,
+    perturbation_kind: str = "adversarial",
+    state: TrajectoryState | None = None,
+    seed: int = 0,
+    record_drift: bool = False,
+) -> tuple[torch.Tensor, TrajectoryState, torch.Tensor | None]:
+    """Read ``ids`` (N, T) along one η-trajectory per word: (states read out (N, T), the carried state, and with
+    ``record_drift`` the distance of every h_t to the nearest code point (N, T), else None)."""
+    eta = check_eta(eta)
+    _check_perturbation(perturbation_kind)
+    ids = torch.as_tensor(np.asarray(ids) if not torch.is_tensor(ids) else ids).long()
+    n, length = ids.shape
+    state = TrajectoryState(stepper, n, seed) if state is None else state
+    out = torch.empty(n, length, dtype=torch.long)
+    dist = torch.empty(n, length, dtype=torch.float64) if record_drift else None
+    with one_thread():
+        h, dec = state.h, state.decoded
+        for t in range(length):
+            h = stepper.step(h, ids[:, t], dec)
+            e = perturbation(stepper, h, eta, perturbation_kind, state.generator)
+            if e is not None:
+                h = (h.double() + e).to(stepper.dtype)
+            dec = stepper.decode(h)
+            out[:, t] = stepper.read(h, dec)
+            if dist is not None:
+                dist[:, t] = stepper.nearest(h)
+        state.h, state.decoded = h, dec
+    return out, state, dist
+
+
+def predictor(stepper: Stepper, *, eta: float, perturbation_kind: str, seed: int = 0) -> Predict:
+    """The ``predict`` protocol of nn/evaluate.py for η-trajectories (the state carried across chunks)."""
+
+    def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+        states, state, _ = run(stepper, inputs, eta=eta, perturbation_kind=perturbation_kind, state=state, seed=seed)
+        return states.numpy(), state
+
+    return predict
+
+
+def periodic_words(automaton: Automaton, prefix: Sequence[int], cycle: Sequence[int]) -> SampleWords:
+    """Every word is p·w·w·w… (p = ``prefix``, w = ``cycle``, symbol ids), targets the automaton's states."""
+    if not cycle:
+        raise SpecError("periodic_words: the repeated word w must not be empty")
+    p, w = np.asarray(prefix, dtype=np.int64), np.asarray(cycle, dtype=np.int64)
+
+    def sample(rng: np.random.Generator, n_words: int, length: int, carry: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        pos, start = (0, np.full(n_words, automaton.initial)) if carry is None else carry
+        at = pos + np.arange(length)
+        word = w[(at - len(p)) % len(w)]
+        if len(p):
+            word = np.where(at < len(p), p[np.minimum(at, len(p) - 1)], word)
+        ids = np.broadcast_to(word, (n_words, length)).copy()
+        states = automaton.run(ids, start=start)
+        return ids, states, (pos + length, states[:, -1])
+
+    return sample
+
+
+def l_max(
+    model: Any,
+    *,
+    eta: float,
+    dtype: str = "float64",
+    perturbation_kind: str = "adversarial",
+    mode: str = "fused",
+    automaton: Automaton | None = None,
+    witness: tuple[Sequence[int], Sequence[int]] | None = None,
+    start: int = 16,
+    cap: int = DEFAULT_CAP,
+    n_words: int = 64,
+    seed: int = 0,
+    stepper: Stepper | None = None,
+) -> dict[str, Any]:
+    """L_max of a compiled model along η-trajectories: ``{l_max, l_max_capped, eta, dtype, perturbation, mode,
+    words, n_words, cap}``.
+
+    Words: the automaton's word problem (default: the target stored in the model), or with ``witness = (p, w)`` the
+    periodic word p·w·w·… (one word suffices unless the perturbation is random)."""
+    eta = check_eta(eta)
+    _check_perturbation(perturbation_kind)
+    if cap < start:
+        raise SpecError(f"the cap {cap} is below the start length {start}")
+    stepper = stepper_for(model, dtype, mode) if stepper is None else stepper
+    if automaton is None:
+        automaton = stepper.net.compiled.target_automaton()
+    automaton = automaton.replace(initial=stepper.net.compiled.initial)
+    words = automaton_words(automaton) if witness is None else periodic_words(automaton, *witness)
+    predict = predictor(stepper, eta=eta, perturbation_kind=perturbation_kind, seed=seed)
+    try:
+        found, capped = failing_length(predict, words, start=start, cap=cap, n_words=n_words, seed=seed)
+    except ValueError as exc:
+        raise FsaError(str(exc)) from None
+    return {
+        "l_max": found,
+        "l_max_capped": bool(capped),
+        "eta": eta,
+        "dtype": str(stepper.dtype).replace("torch.", ""),
+        "perturbation": perturbation_kind,
+        "mode": getattr(stepper, "mode", None),
+        "words": "random" if witness is None else "witness",
+        "n_words": n_words,
+        "cap": cap,
+    }
+
+
+def drift(
+    stepper: Stepper,
+    ids: torch.Tensor | np.ndarray,
+    *,
+    eta: float,
+    perturbation_kind: str = "adversarial",
+    seed: int = 0,
+    automaton: Automaton | None = None,
+) -> dict[str, Any]:
+    """Distance of h_t to the nearest code point against t = 1..T: ``{t, max, mean, radius, first_error}`` (max and
+    mean over the words; radius the smallest cell inradius; first_error the first t read out wrong, or None, against
+    ``automaton`` — default: the model's stored target)."""
+    states, _, dist = run(stepper, ids, eta=eta, perturbation_kind=perturbation_kind, seed=seed, record_drift=True)
+    ids = np.asarray(ids)
+    a = stepper.net.compiled.target_automaton() if automaton is None else automaton
+    want = a.run(ids, start=np.full(len(ids), stepper.net.compiled.initial))
+    bad = np.flatnonzero((states.numpy() != want).any(axis=0))
+    return {
+        "t": list(range(1, ids.shape[1] + 1)),
+        "max": dist.max(dim=0).values.tolist(),
+        "mean": dist.mean(dim=0).tolist(),
+        "radius": stepper.radius,
+        "first_error": None if len(bad) == 0 else int(bad[0]) + 1,
+    }
+
+
+def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *, title: str = "") -> Path:
+    """Draw drift curves (label, :func:`drift` result) on log–log axes with each cell inradius as a dashed line;
+    writes a PNG (matplotlib, Agg backend) and returns its path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    radii = set()
+    for label, c in curves:
+        t, d = np.asarray(c["t"]), np.asarray(c["max"])
+        ax.plot(t, np.maximum(d, 1e-18), label=label, lw=1.2)
+        radii.add(round(float(c["radius"]), 6))
+    for r in sorted(radii):
+        if math.isfinite(r):
+            ax.axhline(r, ls="--", lw=0.8, color="grey")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("t (symbols read)")
+    ax.set_ylabel("distance to the nearest code point (max over words)")
+    ax.set_title(title or "drift of η-trajectories (dashed: cell inradius)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+__all__ = [
+    "PERTURBATIONS",
+    "TrajectoryState",
+    "check_eta",
+    "drift",
+    "l_max",
+    "one_thread",
+    "periodic_words",
+    "perturbation",
+    "plot_drift",
+    "predictor",
+    "run",
+]

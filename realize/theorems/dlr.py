@@ -1,0 +1,102 @@
+"""Claims of Gupta, Mehta & Berant, "Simplifying and Understanding State Space Models with Diagonal Linear RNNs"."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import require, theorem
+
+SRC = "Gupta, Mehta & Berant, Simplifying and Understanding State Space Models with Diagonal Linear RNNs"
+
+
+def _impulse_response(log_lambda: torch.Tensor, w: torch.Tensor, length: int, kernel: str) -> np.ndarray:
+    """κ (H, L) as the op computes it: the response of dlr_kernel_conv to a unit impulse at position 0."""
+    from fsa2rnn.nn.ops import dlr_kernel_conv
+
+    u = torch.zeros(1, length, log_lambda.shape[-2], dtype=torch.float64)
+    u[0, 0] = 1.0
+    return dlr_kernel_conv(log_lambda, w, u, kernel=kernel).numpy()[0].T
+
+
+@theorem(
+    "dlr.init_dft",
+    f"{SRC}, §2.1 (parameterization and initialization)",
+    "with θ_n = 2πn/N, a = 0 and L = N the DLR kernel K_k = Σ_n w_n λ_n^k is DFT·w",
+    "equivalence",
+)
+def init_dft(thorough: bool) -> str:
+    from fsa2rnn.nn.layers import DLR
+    from fsa2rnn.nn.ops.dlr.naive import naive_kernel
+
+    worst_exact, worst_init, bound_init = 0.0, 0.0, 0.0
+    sizes = (4, 16, 64, 256) if thorough else (4, 16, 64)
+    for n in sizes:
+        torch.manual_seed(n)
+        layer = DLR(3, state_size=n, decay_init="zero").double()
+        require(bool((layer.a == 0).all()), "decay_init='zero' does not start at a = 0")
+        k, m = np.arange(n)[:, None], np.arange(n)[None, :]
+        dft = np.exp(2j * np.pi * k * m / n)  # F[k, n] = e^{2πikn/N} = λ_n^k
+        exact_theta = 2 * np.pi * np.arange(n) / n
+        # the layer as initialized: θ stored in float32, so λ^k is off by k·|δθ| at most
+        log_lambda, w = (t.detach() for t in layer.params(torch.float64))
+        want = w.numpy() @ dft.T  # (H, L): K_k = Σ_n w_n F[k, n]
+        dtheta = float(np.abs(layer.theta.detach().numpy() - exact_theta).max())
+        bound_init = max(bound_init, n * dtheta * float(np.abs(w.numpy()).sum(-1).max()) + 1e-12)
+        for got in (naive_kernel(log_lambda, w, n).numpy(), _impulse_response(log_lambda, w, n, "re")):
+            part = want if np.iscomplexobj(got) else want.real
+            worst_init = max(worst_init, float(np.abs(got - part).max()))
+        require(worst_init <= bound_init, f"N = {n}: kernel off DFT·w by {worst_init:.3g} > {bound_init:.3g}")
+        # θ exactly 2πn/N in float64: the equivalence itself
+        with torch.no_grad():
+            layer.theta.copy_(torch.from_numpy(np.broadcast_to(exact_theta, layer.theta.shape).copy()))
+        log_lambda, w = (t.detach() for t in layer.params(torch.float64))
+        for got in (naive_kernel(log_lambda, w, n).numpy(), _impulse_response(log_lambda, w, n, "re")):
+            part = want if np.iscomplexobj(got) else want.real
+            worst_exact = max(worst_exact, float(np.abs(got - part).max() / max(1.0, np.abs(want).max())))
+    require(worst_exact <= 1e-10, f"kernel differs from DFT·w by {worst_exact:.3g} with exact θ")
+    return (
+        f"N = L ∈ {list(sizes)}, a = 0: with θ_n = 2πn/N the kernel (and the op's impulse response) equals DFT·w to "
+        f"{worst_exact:.2g}; as initialized (θ stored in float32) within {worst_init:.2g} ≤ L·|δθ|·Σ|w| = "
+        f"{bound_init:.2g}"
+    )
+
+
+def _prod_as_dlr(lam: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 4N² eigenvalues and weights of a DLR whose kernel Re(K') is Re(K)·Im(K) (DLR §A.2):
+    Re K_k = ½Σ_i (w_i λ_i^k + w̄_i λ̄_i^k), Im K_k = (1/2i)Σ_j (w_j λ_j^k − w̄_j λ̄_j^k), so the product is
+    Σ_{i,j} of four terms with eigenvalues λ_iλ_j, λ̄_iλ_j, λ_iλ̄_j, λ̄_iλ̄_j and weights (1/4i)(±…)."""
+    li, lj = lam[..., :, None], lam[..., None, :]
+    wi, wj = w[..., :, None], w[..., None, :]
+    mu = np.concatenate([(li * lj), (li.conj() * lj), (li * lj.conj()), (li.conj() * lj.conj())], axis=-1)
+    coef = np.concatenate([wi * wj, wi.conj() * wj, -(wi * wj.conj()), -(wi.conj() * wj.conj())], axis=-1) / 4j
+    h = lam.shape[0]
+    return mu.reshape(h, -1), coef.reshape(h, -1)
+
+
+@theorem(
+    "dlr.prod",
+    f"{SRC}, §2.1 and appendix A.2",
+    "DLR-prod's kernel Re(K)·Im(K) is the kernel of a DLR with at most 4N² eigenvalues",
+    "equivalence",
+)
+def prod(thorough: bool) -> str:
+    from fsa2rnn.nn.layers import DLR
+
+    worst, checked = 0.0, []
+    for n, length in ((2, 64), (8, 256), (16, 512)) + (((32, 2048),) if thorough else ()):
+        torch.manual_seed(n)
+        layer = DLR(4, state_size=n, kernel="prod").double()
+        log_lambda, w = (t.detach() for t in layer.params(torch.float64))
+        kappa = _impulse_response(log_lambda, w, length, "prod")
+        mu, coef = _prod_as_dlr(torch.exp(log_lambda).numpy(), w.numpy())
+        require(mu.shape[-1] <= 4 * n * n and np.abs(mu).max() <= 1 + 1e-12, "the product DLR is not a DLR of ≤ 4N²")
+        big = _impulse_response(torch.from_numpy(np.log(mu)), torch.from_numpy(coef), length, "re")
+        scale = max(1e-300, float(np.abs(kappa).max()))
+        worst = max(worst, float(np.abs(kappa - big).max() / scale))
+        checked.append(f"N={n}, L={length}")
+    require(worst <= 1e-9, f"the kernels differ by {worst:.3g} (relative)")
+    return (
+        f"Re K·Im K of DLR-prod equals the re-kernel of the 4N²-eigenvalue DLR ({', '.join(checked)}), max rel. "
+        f"error {worst:.2g}"
+    )

@@ -1,0 +1,67 @@
+"""The docs stand alone: README.md, docs/*.md and the folders' READMEs refer to no file outside the repository —
+no design notes a user never sees, no sibling checkout — and every relative markdown link reaches a file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE_FOLDERS = ("fsa", "compiler", "nn", "realize", "cli", "examples", "benchmarks", "tests")
+#: names of notes that live outside the repository, and paths that leave it
+OUTSIDE = re.compile(r"THEORY\.md|DESIGN\.md|STYLE\.md|\.\./shared|/work/|shared/papers")
+#: [text](target) and ![alt](target); the target ends at whitespace or the closing parenthesis
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _markdown_files() -> list[Path]:
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for folder in CODE_FOLDERS:
+        files += sorted(p for p in (ROOT / folder).rglob("*.md") if ".venv" not in p.parts)
+    return files
+
+
+def _code_files() -> list[Path]:
+    return [p for folder in CODE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py")) if p.name != "test_docs.py"]
+
+
+MARKDOWN = _markdown_files()
+
+
+def test_the_docs_exist():
+    names = {p.relative_to(ROOT).as_posix() for p in MARKDOWN}
+    assert {"README.md", "docs/theory.md", "docs/architecture.md", "docs/holonomy.md"} <= names
+
+
+@pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_markdown_refers_to_nothing_outside_the_repository(path):
+    text = path.read_text()
+    hits = sorted({m.group(0) for m in OUTSIDE.finditer(text)})
+    assert not hits, f"{path.relative_to(ROOT)} refers outside the repository: {hits}"
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # a URL (https:, mailto:) or an anchor on the same page
+        resolved = (path.parent / target.split("#", 1)[0]).resolve()
+        assert resolved.is_relative_to(ROOT), f"{path.relative_to(ROOT)}: link {target!r} leaves the repository"
+        assert resolved.exists(), f"{path.relative_to(ROOT)}: link {target!r} does not resolve to a file"
+
+
+def test_code_comments_cite_the_repository_docs():
+    """Docstrings and comments cite docs/theory.md and docs/architecture.md, not notes outside the repository."""
+    bad = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in _code_files()
+        for i, line in enumerate(p.read_text().splitlines(), start=1)
+        if OUTSIDE.search(line)
+    ]
+    assert not bad, f"references outside the repository: {bad}"
+
+
+def test_the_link_checker_sees_links():
+    """The link pattern finds the targets it must check (a checker that matches nothing passes everything)."""
+    sample = 'see [a](docs/a.md), ![p](docs/p.png "title") and [b](<x.md>) or [c](https://e.org) [d](#top)'
+    assert LINK.findall(sample) == ["docs/a.md", "docs/p.png", "x.md", "https://e.org", "#top"]
+    readme_links = LINK.findall((ROOT / "README.md").read_text())
+    assert "docs/theory.md" in readme_links and "docs/architecture.md" in readme_links

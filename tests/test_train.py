@@ -1,0 +1,356 @@
+"""`fsa2rnn train`: the run's files and JSON, determinism, resume after SIGKILL (same records as a run never
+stopped), the schedule, presets, seeds' summary, regression tasks, and bad input (exit 2, one line, nothing
+overwritten). Tiny models and a few steps."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fsa2rnn.cli.main import main
+from fsa2rnn.nn.train.checkpoint import load_checkpoint
+from fsa2rnn.nn.train.config import TrainConfig
+from fsa2rnn.nn.train.run import summarize
+from fsa2rnn.nn.train.trainer import lr_at
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+TINY = ["--d-model", "16", "--mlp-ratio", "0", "--batch", "8", "--samples", "16", "--cap", "64", "--log-every", "2"]
+RUN_FILES = {"config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"}
+
+
+def _train(args: list[str]):
+    return CliRunner().invoke(main, ["train", *args])
+
+
+def _records(run: Path, keys=("step", "loss", "accuracy")) -> list[tuple]:
+    return [tuple(r[k] for k in keys) for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())]
+
+
+def test_a_run_writes_its_files_and_the_json_contract(tmp_path):
+    out = tmp_path / "run"
+    res = _train(
+        [
+            "grazzi:parity",
+            "--model",
+            "deltanet",
+            "--eig",
+            "-1,1",
+            "--steps",
+            "6",
+            *TINY,
+            "--eval-lengths",
+            "8,16",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert {"run", "steps", "final_loss", "train_accuracy", "eval", "l_max", "l_max_capped"} <= set(got)
+    assert {"lengths", "token_accuracy", "sequence_accuracy"} <= set(got["eval"])
+    assert got["steps"] == 6 and got["eval"]["lengths"] == [8, 16]
+    assert set(os.listdir(out)) == RUN_FILES
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ev = json.loads((out / "eval.json").read_text())
+    assert ev["token_accuracy"] == got["eval"]["token_accuracy"]
+    recs = _records(out)
+    assert [r[0] for r in recs] == [2, 4, 6] and recs[-1][1] == got["final_loss"]
+    header, tensors = load_checkpoint(out / "model.safetensors")
+    assert header["step"] == 6 and header["finished"] and any(k.startswith("optim/") for k in tensors)
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["layer_args"]["beta_range"] == [0, 2]  # --eig -1,1 is β ∈ [0, 2] for DeltaNet
+
+
+def test_same_command_same_seed_same_records_other_seed_differs(tmp_path):
+    args = [
+        "brandoit:FF",
+        "--model",
+        "nfsm",
+        "--steps",
+        "8",
+        *TINY,
+        "--no-lmax",
+        "--eval-lengths",
+        "8",
+        "--dropout",
+        "0.1",
+    ]
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        assert _train([*args, "--seed", seed, "--out", str(tmp_path / name)]).exit_code == 0
+    a, b, c = (_records(tmp_path / n) for n in "abc")
+    assert a == b and len(a) == 4
+    assert a != c
+
+
+def test_resume_after_sigkill_gives_the_records_of_an_uninterrupted_run(tmp_path):
+    args = [
+        "grazzi:parity",
+        "--model",
+        "mamba",
+        "--eig",
+        "-1,1",
+        "--steps",
+        "40",
+        *TINY,
+        "--checkpoint-every",
+        "3",
+        "--no-lmax",
+        "--eval-lengths",
+        "8",
+        "--log-every",
+        "1",
+    ]
+    assert _train([*args, "--out", str(tmp_path / "whole")]).exit_code == 0
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "fsa2rnn.cli", "train", *args, "--out", str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        ckpt = out / "model.safetensors"
+        if ckpt.exists() and load_checkpoint(ckpt)[0]["step"] >= 6:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the training finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    header, _ = load_checkpoint(out / "model.safetensors")  # the last checkpoint is readable
+    assert 6 <= header["step"] < 40 and not header["finished"]
+    again = _train([*args, "--out", str(out)])
+    assert again.exit_code == 2 and "--resume" in again.stderr  # a run is there: refused without --resume
+    res = _train([*args, "--out", str(out), "--resume", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["steps"] == 40
+    assert _records(out) == _records(tmp_path / "whole")
+
+
+def test_resume_of_a_finished_run_only_reevaluates(tmp_path):
+    args = ["Z3", "--model", "lstm", "--steps", "4", *TINY, "--no-lmax", "--eval-lengths", "8", "--out", str(tmp_path)]
+    assert _train(args).exit_code == 0
+    before = (tmp_path / "metrics.jsonl").read_text()
+    res = _train([*args, "--resume", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["steps"] == 4
+    assert (tmp_path / "metrics.jsonl").read_text() == before
+
+
+def test_learning_rate_schedule():
+    cfg = TrainConfig(task="parity", steps=100, lr=1e-2, min_lr=1e-4, warmup=0.1)
+    assert lr_at(cfg, 0) == pytest.approx(1e-3) and lr_at(cfg, 9) == pytest.approx(1e-2)
+    for s in (10, 40, 77, 99):
+        want = 1e-4 + (1e-2 - 1e-4) * 0.5 * (1 + math.cos(math.pi * (s - 10) / 90))
+        assert lr_at(cfg, s) == pytest.approx(want)
+
+
+def test_seeds_summary_median_over_the_seeds_that_learned():
+    cfg = TrainConfig(task="parity", cap=1024)
+
+    def run(seed, l_max, capped):
+        return {
+            "seed": seed,
+            "run": f"r{seed}",
+            "l_max": l_max,
+            "l_max_capped": capped,
+            "steps": 1,
+            "final_loss": 0,
+            "train_lengths": [3, 40],
+            "eval": {"lengths": [40], "sequence_accuracy": [1.0]},
+        }
+
+    results = [run(1, 17, False), run(2, 300, False), run(3, None, True), run(4, 90, False), run(5, None, True)]
+    s = summarize(results, cfg)
+    assert [r["learned"] for r in s["runs"]] == [False, True, True, True, True]  # seed 1 fails below 40
+    # learned: 300, ≥1024, 90, ≥1024 → sorted 90, 300, 1024, 1024; the lower median is 300
+    assert s["learned"] == 4 and s["median_l_max"] == 300 and s["median_l_max_capped"] is False
+
+
+def test_seeds_write_one_run_per_seed_and_a_summary(tmp_path):
+    res = _train(
+        [
+            "parity",
+            "--model",
+            "nfsm",
+            "--steps",
+            "4",
+            *TINY,
+            "--eval-lengths",
+            "8",
+            "--seeds",
+            "1,2",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary == json.loads(res.stdout) and summary["seeds"] == [1, 2]
+    assert {p.name for p in tmp_path.iterdir()} == {"seed-1", "seed-2", "summary.json"}
+
+
+def test_preset_fills_in_only_the_flags_not_given(tmp_path):
+    res = _train(
+        [
+            "--preset",
+            "grazzi-parity",
+            "--scale",
+            "small",
+            "--steps",
+            "2",
+            "--samples",
+            "8",
+            "--eval-lengths",
+            "8",
+            "--no-lmax",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((tmp_path / "config.json").read_text())["train"]
+    assert cfg["task"] == "grazzi:parity" and cfg["steps"] == 2 and cfg["d_model"] == 32 and cfg["eig"] == "-1,1"
+
+
+def test_regression_task_reports_r2(tmp_path):
+    res = _train(
+        [
+            "dlr:cumsum",
+            "--model",
+            "dlr",
+            "--steps",
+            "4",
+            "--d-model",
+            "8",
+            "--state-size",
+            "4",
+            "--batch",
+            "4",
+            "--samples",
+            "8",
+            "--train-length",
+            "16..16",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got["l_max"] is None and got["l_max_capped"] is False
+    assert got["eval_regression"][0]["length"] == 16 and math.isfinite(got["eval_regression"][0]["r2"])
+    assert math.isfinite(got["train_accuracy"])  # R² of the training batch
+
+
+BAD = [
+    (["no-such-task"], "unknown task"),
+    (["parity", "--model", "gru"], "unknown model"),
+    (["parity", "--model", "lstm", "--eig", "-1,1"], "--eig"),
+    (["parity", "--model", "transformer", "--eig", "0,1"], "--eig"),
+    (["parity", "--model", "nfsm", "--eig", "-1,1"], "--eig"),
+    (["parity", "--model", "dlr", "--eig", "-1,1"], "--eig"),
+    (["parity", "--eig", "1,2"], "--eig"),
+    (["parity", "--train-length", "9..3"], "empty length range"),
+    (["parity", "--seed", "1", "--seeds", "1,2"], "--seeds"),
+    (["parity", "--preset", "nope"], "unknown preset"),
+    (["parity", "--batch", "5", "--nproc", "2"], "divisible"),
+    (["parity", "--heads", "2", "--model", "mamba"], "--heads"),
+    (["--steps", "3"], "TASK"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "run"
+    res = _train([*args, "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], res.stderr
+    assert not out.exists()
+
+
+def test_corrupted_checkpoint_is_refused_and_left_alone(tmp_path):
+    args = [
+        "parity",
+        "--model",
+        "lstm",
+        "--steps",
+        "4",
+        *TINY,
+        "--no-lmax",
+        "--eval-lengths",
+        "8",
+        "--out",
+        str(tmp_path),
+    ]
+    assert _train(args).exit_code == 0
+    ckpt = tmp_path / "model.safetensors"
+    data = bytearray(ckpt.read_bytes())
+    data[-3] ^= 0xFF  # a flipped byte in the last tensor
+    ckpt.write_bytes(bytes(data))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for cmd in (["train", *args, "--resume"], ["eval", str(tmp_path)]):
+        res = CliRunner().invoke(main, cmd)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "corrupted" in res.stderr, res.output
+    ckpt.write_bytes(b"not a safetensors file")
+    res = _train([*args, "--resume"])
+    assert res.exit_code == 2 and res.stderr.startswith("error: cannot read checkpoint")
+    before["model.safetensors"] = b"not a safetensors file"
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_resume_with_other_settings_is_refused(tmp_path):
+    args = [
+        "parity",
+        "--model",
+        "lstm",
+        "--steps",
+        "2",
+        *TINY,
+        "--no-lmax",
+        "--eval-lengths",
+        "8",
+        "--out",
+        str(tmp_path),
+    ]
+    assert _train(args).exit_code == 0
+    res = _train([*args, "--resume", "--lr", "0.5"])
+    assert res.exit_code == 2 and "lr" in res.stderr
+
+
+def test_first_error_weights_follow_the_definition():
+    import torch
+
+    from fsa2rnn.nn.tasks import Batch
+    from fsa2rnn.nn.train.trainer import first_error_weights
+
+    targets = torch.tensor([[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]])
+    preds = torch.tensor([[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1]])  # first errors at t = 2, 0, none (pad at 3)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.bool)
+    logits = torch.nn.functional.one_hot(preds, 2).float()
+    w = first_error_weights(logits, Batch(preds, targets, mask, mask.sum(1)))
+    e = math.exp
+    want = [[1, 1, 1, e(-3)], [1, e(-3), e(-6), e(-9)], [1, 1, 1, 1]]
+    assert torch.allclose(w, torch.tensor(want))
+
+
+def test_nfsm_heads_auto_tracks_a_base_of_the_group_action():
+    from fsa2rnn.nn.tasks import get_task
+    from fsa2rnn.nn.train.config import model_config
+
+    for task, heads in (("brandoit:S3", [3, 3]), ("brandoit:S4", [4, 4, 4]), ("brandoit:FF", [2])):
+        cfg = TrainConfig(task=task, model="nfsm")
+        assert model_config(cfg, get_task(task)).layer_args["heads"] == heads
+    cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="single")
+    assert model_config(cfg, get_task("brandoit:S3")).layer_args["heads"] == [6]
+    cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="4x11")
+    assert model_config(cfg, get_task("brandoit:S3")).layer_args["heads"] == [11] * 4
