@@ -3,7 +3,7 @@ automaton each implements, and compare it with the target and with the compiled 
 (`fsa2rnn compare`).
 
 1. Parity and the flip-flop, DeltaNet (β ∈ [0, 2]) and NFSM: extraction verdict, trained eigenvalues of A(x) beside
-   the compiled ones, L_max per dtype; the parity DeltaNet's spectra are drawn to OUT/spectra_parity.png.
+   the compiled ones, L_max per dtype; the DeltaNets' spectra are drawn to OUT/spectra.png.
 2. NFSMs on brandoit:FF, brandoit:S3 and brandoit:Z16 (the brandoit preset, small scale, no MLP), two seeds each:
    every seed that reaches sequence accuracy 1.0 extracts to a machine isomorphic to the target.
 3. Training from compiled weights (`--init-from`): the compiled S5 model stays at sequence accuracy 1.0 from step 0
@@ -28,8 +28,9 @@ from fsa2rnn.realize.compare import compare, plot_spectra
 
 #: the suite's toy runs (part 1 with --quick)
 TOY = {
-    "deltanet": dict(eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200,
-                     lr=1e-2, batch=32),
+    "deltanet": dict(
+        eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32
+    ),
     "nfsm": dict(d_model=16, train_length="2..10", steps=200, lr=1e-2, batch=64),
 }
 FLAGS = {
@@ -37,7 +38,7 @@ FLAGS = {
     ("grazzi:parity", "nfsm"): TOY["nfsm"],
     ("brandoit:FF", "deltanet"): dict(eig="-1,1", d_model=16, heads=1, head_dim=8, train_length="3..20", steps=800,
                                       lr=3e-3, batch=32),
-    ("brandoit:FF", "nfsm"): dict(d_model=32, mlp_ratio=0.0, train_length="3..20", steps=200, lr=1e-2, batch=32),
+    ("brandoit:FF", "nfsm"): None,  # the brandoit preset (part 2's run of seed 0)
 }  # fmt: skip
 QUIET = dict(progress=False, lmax=False, samples=128, val_every=50, checkpoint_every=1000)
 
@@ -59,15 +60,21 @@ def main() -> None:
     (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
 
 
-def _train(out: Path, task: str, model: str, seed: int, flags: dict) -> tuple[Path, dict]:
+def _train(out: Path, task: str, model: str, seed: int, flags: dict | None) -> tuple[Path, dict]:
+    """Train (or reuse) a run; ``flags`` None: the brandoit preset at small scale without MLP."""
     run = out / f"{task.replace(':', '_')}-{model}-seed{seed}"
-    cfg = TrainConfig(task=task, model=model, seed=seed, **{**QUIET, **flags})
+    if flags is None:
+        from fsa2rnn.nn.train.run import preset_config
+
+        cfg = preset_config("brandoit", "small", task=task, model=model, seed=seed, mlp_ratio=0.0, **QUIET)
+    else:
+        cfg = TrainConfig(task=task, model=model, seed=seed, **{**QUIET, **flags})
     return run, train(cfg, run, resume=True)
 
 
 def pairs(out: Path, quick: bool) -> list[dict]:
     """Part 1: DeltaNet and NFSM on parity and the flip-flop, each compared with the compiled model."""
-    rows = []
+    rows, spectra = [], []
     todo = [("grazzi:parity", "deltanet"), ("grazzi:parity", "nfsm")] if quick else list(FLAGS)
     print("== 1. trained vs compiled: parity and the flip-flop")
     for task, model in todo:
@@ -77,8 +84,9 @@ def pairs(out: Path, quick: bool) -> list[dict]:
         cap = 256 if quick else 4096
         r = compare(net, t, length=length, words=64 if quick else 256, cap=cap, n_words=64 if quick else 256)
         rows.append(_print_pair(task, model, res, r))
-        if task == "grazzi:parity" and model == "deltanet":
-            plot_spectra(r["spectra"], out / "spectra_parity.png", title="parity: trained DeltaNet vs compiled")
+        name = task.split(":")[1]
+        spectra += [{**row, "symbol": f"{name}: {row['symbol']}"} for row in r["spectra"]]
+    plot_spectra(spectra, out / "spectra.png", title="A(x) of trained DeltaNets (dots) and compiled models (crosses)")
     return rows
 
 
@@ -95,12 +103,12 @@ def _print_pair(task: str, model: str, res: dict, r: dict) -> dict:
     for row in r["spectra"]:
         if row["compiled"] is None or row["layer"] != 1:
             continue
-        pairs = ", ".join(f"{m[0]:+.4f}{m[1]:+.4f}i → {c[0]:+.0f}{c[1]:+.0f}i" for m, c in zip(row["matched"],
-                          row["compiled"]) if m is not None)  # fmt: skip
+        pairs = ", ".join(f"{_z(m)} → {_z(c)}" for m, c in zip(row["matched"], row["compiled"]) if m is not None)
         print(f"  A({row['symbol']}) layer 1 head {row['head']}: trained → compiled eigenvalue {pairs} "
               f"(distance {row['distance']:.4f})")  # fmt: skip
     m = r["monoid"]
-    print(f"  monoid: extracted {m['extracted']['size']}, target {m['target']['size']} elements")
+    size = m["extracted"]["size"]
+    print(f"  monoid: extracted {'over the limit' if size is None else size}, target {m['target']['size']} elements")
     if r.get("tables"):
         print(f"  NFSM tables equal to the compiled ones up to relabeling: {r['tables']['equal_up_to_relabeling']}")
     lm = r.get("l_max")
@@ -113,6 +121,10 @@ def _print_pair(task: str, model: str, res: dict, r: dict) -> dict:
             "n_states": ex["n_states"], "spectra": r["spectra"], "l_max": lm}  # fmt: skip
 
 
+def _z(p: list[float]) -> str:
+    return f"{p[0]:+.4f}" if abs(p[1]) < 5e-5 else f"{p[0]:+.3f}{p[1]:+.3f}i"
+
+
 def _lmax(e: dict | None, cap: int) -> str:
     if e is None:
         return "-"
@@ -121,7 +133,6 @@ def _lmax(e: dict | None, cap: int) -> str:
 
 def brandoit(out: Path, seeds: list[int]) -> list[dict]:
     """Part 2: NFSMs on FF, S3 and Z16 (brandoit preset, small scale); extraction of every seed."""
-    from fsa2rnn.nn.train.run import preset_config
     from fsa2rnn.realize.extract import extract
     from fsa2rnn.realize.moore import relate, task_target
 
@@ -129,9 +140,7 @@ def brandoit(out: Path, seeds: list[int]) -> list[dict]:
     rows = []
     for task in ("brandoit:FF", "brandoit:S3", "brandoit:Z16"):
         for seed in seeds:
-            run = out / f"{task.replace(':', '_')}-nfsm-seed{seed}"
-            cfg = preset_config("brandoit", "small", task=task, model="nfsm", seed=seed, mlp_ratio=0.0, **QUIET)
-            res = train(cfg, run, resume=True)
+            run, res = _train(out, task, "nfsm", seed, None)
             net, t, _ = load_run(run)
             seq = res["eval"]["sequence_accuracy"][0]
             ex = extract(net, symbols=t.automaton.symbols, classes=t.classes, length=64, words=128)
@@ -173,9 +182,10 @@ def init_from(out: Path, noise: float) -> dict:
         curve = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
         vals = [(c["step"], c["val_sequence_accuracy"]) for c in curve if "val_sequence_accuracy" in c]
         final = res["eval"]["sequence_accuracy"][0]
-        first_exact = next((s for s, v in vals if v == 1.0), None)
+        exact_from = next((s for i, (s, _) in enumerate(vals) if all(v == 1.0 for _, v in vals[i:])), None)
         print(f"{name}: sequence accuracy at 32: step 0 {at0:.3f}, after {res['steps']} steps {final:.3f} "
-              f"(validation exact from step {first_exact}; lr {cfg.lr}, weight decay {cfg.weight_decay})")  # fmt: skip
+              f"(validation every 20 steps exact from step {exact_from} on; lr {cfg.lr}, weight decay "
+              f"{cfg.weight_decay})")  # fmt: skip
         rows[name] = {"step0": at0, "final": final, "steps": res["steps"], "validation": vals}
     noisy = rows[f"compiled + noise σ={noise}"]["validation"]
     print("validation sequence accuracy of the noisy start by step:", " ".join(f"{s}:{v:.2f}" for s, v in noisy))

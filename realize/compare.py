@@ -171,7 +171,7 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     symbols = list(dict.fromkeys(r["symbol"] for r in rows))
     if not symbols:
         raise SpecError("no spectra to plot: the model has no layer with a linear transition A(x)")
-    cols = min(len(symbols), 4)
+    cols = min(len(symbols), 5)
     nrows = -(-len(symbols) // cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 3.2 * nrows), squeeze=False)
     circle = np.exp(1j * np.linspace(0, 2 * np.pi, 361))
@@ -186,7 +186,7 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
         if comp is not None:
             c = np.array(comp)
             ax.scatter(c[:, 0], c[:, 1], marker="x", s=60, color="black", label="compiled")
-        ax.set_title(f"symbol {sym}", fontsize=9)
+        ax.set_title(sym if ":" in sym else f"symbol {sym}", fontsize=9)
         ax.set_aspect("equal")
         ax.set_xlim(-1.15, 1.15)
         ax.set_ylim(-1.15, 1.15)
@@ -313,10 +313,11 @@ def l_max_table(
         from fsa2rnn.nn import load_model
 
         module = load_model(compiled)
+        opts = {"scan": "parallel"} if compiled.target in ("householder", "diagonal") else {}
 
         def predictor(dt: torch.dtype) -> Any:
             net = copy.deepcopy(module).to(dt)
-            return stateless(lambda ids: net.predict_states(torch.from_numpy(ids)).cpu().numpy())
+            return stateless(lambda ids: net.predict_states(torch.from_numpy(ids), **opts).cpu().numpy())
 
     out["compiled"] = [_search(predictor, words, dt, start, cap, n_words, seed) for dt in dtypes]
     return out

@@ -122,15 +122,20 @@ def sample_extract(
     # sampled transitions: prefix of length t (cluster cl[:, t]) read ids[:, t] and went to cl[:, t + 1]
     src, sym, dst = cl[:, :-1].ravel(), ids.ravel(), cl[:, 1:].ravel()
     total = n_cl + 1
-    counts = np.bincount((src * k + sym) * total + dst, minlength=total * k * total).reshape(total, k, total)
-    seen = counts.sum(2)
-    table = counts.argmax(2).T.copy()  # (k, total)
-    agree = int(counts.max(2).sum())
+    codes, counts = np.unique((src * k + sym) * total + dst, return_counts=True)  # sparse (cluster, x, cluster') counts
+    pair, target = codes // total, codes % total
+    order = np.lexsort((counts, pair))  # by pair, then count: the last of each pair is its majority
+    last = order[np.r_[pair[order][1:] != pair[order][:-1], True]]
+    table = np.zeros((k, total), dtype=np.int64)
+    table[pair[last] % k, pair[last] // k] = target[last]
+    agree = int(counts[last].sum())
+    seen = np.zeros((total, k), dtype=bool)
+    seen[pair // k, pair % k] = True
     centres = np.zeros((n_cl, x.shape[1]))
     np.add.at(centres, cluster, x)
     centres /= np.bincount(cluster, minlength=n_cl)[:, None]
     cl_beh = pairs % len(behaviours)
-    gaps = np.argwhere(seen == 0)  # (cluster, symbol) never sampled
+    gaps = np.argwhere(~seen)  # (cluster, symbol) never sampled
     filled = 0
     if len(gaps):
         filled = _fill(probe, gaps, table, cl, ids, sufs, behaviours, cl_beh, centres, project, start, seed)
@@ -145,7 +150,7 @@ def sample_extract(
         "kmeans_k": int(n_kmeans),
         "signatures": int(len(behaviours)),
         "clusters": int(n_cl),
-        "consistency": agree / max(int(seen.sum()), 1),
+        "consistency": agree / max(len(src), 1),
         "filled": int(filled),
     }
     return machine, details

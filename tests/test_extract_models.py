@@ -214,8 +214,16 @@ def test_steady_transition_is_the_transition_inside_a_run_of_the_symbol():
     assert not torch.allclose(layer.transition(x)[0, 0], want, atol=1e-6)  # no history is another matrix
 
 
-@pytest.mark.parametrize("layer,args", [("deltanet", {"heads": 2, "head_dim": 4}), ("mamba", {"state_size": 4}),
-                                        ("lstm", {}), ("transformer", {"heads": 2}), ("dlr", {"state_size": 4})])
+@pytest.mark.parametrize(
+    "layer,args",
+    [
+        ("deltanet", {"heads": 2, "head_dim": 4}),
+        ("mamba", {"state_size": 4}),
+        ("lstm", {}),
+        ("transformer", {"heads": 2}),
+        ("dlr", {"state_size": 4}),
+    ],
+)
 def test_probe_continuations_match_whole_words(layer, args):
     """The probe's signatures (continuations from the carried, tiled state) equal predict_states on the whole
     words prefix·suffix."""
@@ -426,3 +434,16 @@ def test_contracting_layers_are_refused_for_a_non_definite_target():
     assert res["verdict"] == "refused" and res["theorem"] == "Theorem 4.1 (ii)" and res["spectral_radius"] < 1
     lstm = SequenceModel(task.vocab_size, task.n_classes, "lstm", 1, 8)
     assert trained_conditions(lstm, task, 0.1)["verdict"] == "refused"
+
+
+def test_l_max_side_by_side_for_both_compiled_paths(flipflop_nfsm):
+    """The compiled model's L_max through its SequenceModel (one Householder layer) and through the runtime module
+    (a diagonal cascade, rerun on prefixes): exact models hold to the cap at every dtype, as the trained NFSM does."""
+    from fsa2rnn.compiler import compile_diagonal
+    from fsa2rnn.realize.compare import l_max_table
+
+    model, task, _ = flipflop_nfsm
+    for compiled in (compile_householder(task.automaton), compile_diagonal(task.automaton)):
+        table = l_max_table(model, task, compiled, start=16, cap=64, n_words=8)
+        assert [e["dtype"] for e in table["compiled"]] == ["float64", "float32", "bfloat16"]
+        assert all(e["l_max"] is None and e["capped"] for e in table["compiled"] + table["trained"]), table
