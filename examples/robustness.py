@@ -41,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--thorough", action="store_true", help="NFSM up to length 2^20 (minutes per model)")
     args = parser.parse_args()
-    nfsm_cap = 2**20 if args.thorough else 2**11
+    nfsm_cap = 2**20 if args.thorough else 2**10
     start = time.perf_counter()
 
     print("Householder models: ρ(A_w) = 1, so (R2) fails at every η > 0 (Theorem 4.1 (i))")
@@ -49,11 +49,11 @@ def main() -> None:
         a = resolve_spec(spec)
         model = compile_householder(a)
         found = []
-        for eta in (1e-2, 1e-3):
+        for eta in (1e-2, 1e-3) if spec != "T4" else (1e-2,):
             res = check_conditions(model, eta, simulate=False)
             r = l_max(model, eta=eta, witness=witness_ids(a, res), cap=2**12, n_words=1)
             found.append(f"L_max(η={eta:g}) = {r['l_max']} (r/η = {res['horizon']})")
-        clean = l_max(model, eta=0.0, perturbation_kind="none", cap=2**10, n_words=4)
+        clean = l_max(model, eta=0.0, perturbation_kind="none", cap=2**9, n_words=4)
         print(f"  {spec} householder: {res['verdict']} ({res['theorem']}), witness w = {res['witness']}")
         print(f"    {', '.join(found)}; η = 0 in float64: no failure up to {clean['cap']}: {clean['l_max_capped']}")
 
@@ -74,17 +74,17 @@ def main() -> None:
     shift = compile_affine(a)
     star = shift.summary["robust_radius"]
     for f in (0.9, 1.2):
-        res = check_conditions(shift, f * star, cap=2**10)
+        res = check_conditions(shift, f * star, cap=2**8)
         k = shift.summary["definite_degree"]
         print(f"  (a|b)*a(a|b), k = {k}, η = {f}·η*: {res['verdict']} ({res['theorem']})")
 
     print("η = 0 at a low dtype: only rounding")
-    for spec, mode, cap in (("M11", "fused", 2**10), ("M11", "factors", 2**10), ("Z5", "fused", 2**13)):
+    for spec, mode, cap in (("M11", "fused", 2**9), ("M11", "factors", 2**9), ("Z5", "fused", 2**13)):
         model = compile_householder(resolve_spec(spec))
-        r = l_max(model, eta=0.0, perturbation_kind="none", dtype="bfloat16", mode=mode, cap=cap, n_words=4)
+        r = l_max(model, eta=0.0, perturbation_kind="none", dtype="bfloat16", mode=mode, cap=cap, n_words=2)
         print(f"  {spec} householder {mode} in bfloat16: L_max = {r['l_max']} (cap {r['cap']})")
 
-    ids = np.random.default_rng(0).integers(0, 2, (4, 2**10))
+    ids = np.random.default_rng(0).integers(0, 2, (2, 2**10))
     curves = []
     with one_thread():
         for label, model, eta in (

@@ -16,7 +16,7 @@ CLAIMS = {
     "layers.py": ["states right on a word of length 10^4: True", "in chunks of 1024: True"],
     "robustness.py": [
         "S5 householder: not_robust (Theorem 4.1 (i))",
-        "L_max(η=0.001) = 708",
+        "L_max(η=0.001) = 588 (r/η = 588)",
         "NFSM M11 at 0.9·η*: robust",
     ],
     "compare.py": ["extracted 2 states (exact tables), relation: isomorphic"],
