@@ -15,14 +15,9 @@ STATUS_WIDTH = 12
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {theorems: [...]}.")
 def theorems_command(only: str | None, thorough: bool, as_json: bool) -> None:
     """Check every registered claim; exit code 1 if any fails (status: verified, demonstrated, checked, failed)."""
-    from fsa2rnn.realize.theorems import registry, run_theorem
+    from fsa2rnn.realize.theorems import run_theorem, select
 
-    reg = registry()
-    if only is not None and only not in reg:
-        from fsa2rnn.realize.theorems import UnknownTheoremError
-
-        raise UnknownTheoremError(f"unknown theorem id {only!r} (run `fsa2rnn theorems` for the list)")
-    entries = [reg[only]] if only is not None else list(reg.values())
+    entries = select(only)
     results = []
     width = max(len(e.id) for e in entries)
     if not as_json:
@@ -39,6 +34,6 @@ def theorems_command(only: str | None, thorough: bool, as_json: bool) -> None:
     else:
         failed = sum(r["status"] == "failed" for r in results)
         total = sum(r["seconds"] for r in results)
-        click.echo(f"{len(results)} claims, {failed} failed, {total:.1f} s")
+        click.echo(f"{len(results)} claim{'s' * (len(results) != 1)}, {failed} failed, {total:.1f} s")
     if any(r["status"] == "failed" for r in results):
         raise SystemExit(1)

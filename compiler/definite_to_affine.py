@@ -190,10 +190,10 @@ def check_affine(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
     a = automaton.replace(initial=model.initial)
     if not np.array_equal(window_table(a, k), table):
         return fail("the readout table differs from δ_window(q0) on some window")
-    for length in (k,):  # a full window must forget the start: δ_window is a constant map on the reachable states
-        digits = np.indices((s,) * length).reshape(length, -1).T[:, ::-1]
-        reach = a.reachable()
-        ends = np.stack([reach.run(digits, start=np.full(len(digits), q))[:, -1] for q in range(reach.n_states)])
-        if not (ends == ends[:1]).all():
-            return fail(f"a window of length {k} does not determine the state (the automaton is not {k}-definite)")
+    # a full window must forget the start: δ_window is a constant map on the reachable states
+    digits = np.indices((s,) * k).reshape(k, -1).T[:, ::-1]
+    reach = a.reachable()
+    ends = np.stack([reach.run(digits, start=np.full(len(digits), q))[:, -1] for q in range(reach.n_states)])
+    if not (ends == ends[:1]).all():
+        return fail(f"a window of length {k} does not determine the state (the automaton is not {k}-definite)")
     return {"ok": True, "failure": None, "windows": int(sum(s**j for j in range(k + 1))), "nilpotent_index": index}

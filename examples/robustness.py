@@ -11,7 +11,7 @@ the checker (R1)–(R3) / Theorem 4.1 for a verdict:
 - at η = 0 the dtype's own rounding is the only error: fused 0/±1 products stay exact, factor-by-factor products
   and irrational rotations drift in bfloat16.
 
-Run: python examples/robustness.py [--thorough]   (about a minute; --thorough runs the NFSM to length 2^20)
+Run: python examples/robustness.py [--thorough]   (about 20 s; --thorough runs the NFSMs to length 2^20)
 """
 
 from __future__ import annotations

@@ -190,8 +190,10 @@ def _linear_rnn(
                 0.0,
                 "robust",
                 "Theorem 3.1 at η = 0",
-                "η = 0: every trajectory is exact and the exact check shows (R1)–(R3) on the reachable code points "
-                f"(but ρ(A_w) = 1 for w = {_names(automaton, w['cycle'])}: not robust at any η > 0)",
+                "η = 0: the only trajectory is the exact one, and the exact check shows (R1)–(R3) on the reachable "
+                f"code points; but ρ(A_w) = 1 for w = {_names(automaton, w['cycle'])}, so no per-step error is ever "
+                "damped — not robust at any η > 0, nor under the dtype's own rounding where it is inexact (l_max "
+                "at η = 0 measures that)",
                 None,
                 spectral_radius=rho,
             )
@@ -351,9 +353,6 @@ def check_conditions(
     raise ModelFileError(f"no robustness check for target {model.target!r}")
 
 
-__all__ = ["SIMULATION_CAP", "VERDICTS", "check_conditions", "failing_word"]
-
-
 #: defaults of ``fsa2rnn verify --eta``: the L_max search (start, words) and the drift plot (words, longest length)
 LMAX_START, LMAX_WORDS, PLOT_WORDS, PLOT_LENGTH = 16, 32, 8, 4096
 
@@ -375,7 +374,7 @@ def robust_report(
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
     on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
     of the drift against t (random words and the witness word)."""
-    from .robust import drift, l_max, plot_drift
+    from .robust import drift, plot_drift
 
     eta = check_eta(eta)
     if cap < LMAX_START:
@@ -415,3 +414,16 @@ def robust_report(
         title = f"{model.target}/{model.construction}, η = {eta:g} ({perturbation_kind}, {dtype})"
         out["plot"] = str(plot_drift(curves, plot, title=title))
     return out
+
+
+__all__ = [
+    "LMAX_START",
+    "LMAX_WORDS",
+    "PLOT_LENGTH",
+    "PLOT_WORDS",
+    "SIMULATION_CAP",
+    "VERDICTS",
+    "check_conditions",
+    "failing_word",
+    "robust_report",
+]

@@ -14,6 +14,7 @@ from fsa2rnn.compiler.definite_to_affine import check_affine, compile_affine, no
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.nn import load_model
+from fsa2rnn.realize.conditions import check_conditions
 
 
 def brute_definite_degree(a: Automaton, k_max: int = 6) -> int | None:
@@ -74,6 +75,8 @@ def test_last_k_symbols_family(k):
     m = compile_affine(a)
     assert m.summary["definite_degree"] == k and m.summary["verified"]
     assert _agrees(a, m, seed=k)
+    res = check_conditions(m, 0.9 / (2 * k), simulate=False)  # certified robust below 1/(2k)
+    assert res["verdict"] == "robust" and res["radius"] == pytest.approx(1 / (2 * k))
 
 
 @pytest.mark.parametrize("spec", ["flipflop", "parity", "Z5", "T3", "regex:(a|b)*a(a|b)*"])

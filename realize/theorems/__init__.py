@@ -120,13 +120,17 @@ def run_theorem(entry: Theorem, thorough: bool = False) -> dict[str, Any]:
     }
 
 
-def run_theorems(only: str | None = None, thorough: bool = False) -> list[dict[str, Any]]:
-    """Run every registered check (or the one with id ``only``; UnknownTheoremError for an unknown id)."""
+def select(only: str | None = None) -> list[Theorem]:
+    """Every registered claim in registration order, or the one with id ``only`` (UnknownTheoremError if none)."""
     reg = registry()
     if only is not None and only not in reg:
         raise UnknownTheoremError(f"unknown theorem id {only!r} (run `fsa2rnn theorems` for the list)")
-    entries = [reg[only]] if only is not None else list(reg.values())
-    return [run_theorem(e, thorough) for e in entries]
+    return [reg[only]] if only is not None else list(reg.values())
+
+
+def run_theorems(only: str | None = None, thorough: bool = False) -> list[dict[str, Any]]:
+    """Run every registered check (or the one with id ``only``; UnknownTheoremError for an unknown id)."""
+    return [run_theorem(e, thorough) for e in select(only)]
 
 
 __all__ = [
@@ -140,5 +144,6 @@ __all__ = [
     "require",
     "run_theorem",
     "run_theorems",
+    "select",
     "theorem",
 ]

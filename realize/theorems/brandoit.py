@@ -420,7 +420,8 @@ def propG6(thorough: bool) -> str:
         a = resolve_spec(spec)
         model = compile_nfsm(a, layers="stacked")
         compiled_and_run(model, a, length=512 if thorough else 128)
-        out.append(f"{spec} ({model.summary['layers']} layers, heads {model.summary['head_dims']})")
+        n_layers = model.summary["layers"]
+        out.append(f"{spec} ({n_layers} layer{'s' * (n_layers != 1)}, heads {model.summary['head_dims']})")
     return "stacked layers, exact and run: " + ", ".join(out)
 
 

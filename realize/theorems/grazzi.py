@@ -252,7 +252,8 @@ def thm4(thorough: bool) -> str:
         n = a.reachable().n_states
         require(max(widths) <= n and m.summary["layers"] <= 2**n, f"{spec}: sizes over Theorem 4's bounds")
         compiled_and_run(m, a, length=512 if thorough else 128)
-        out.append(f"{spec} ({m.summary['layers']} layers, widths {widths})")
+        n_layers = m.summary["layers"]
+        out.append(f"{spec} ({n_layers} layer{'s' * (n_layers != 1)}, widths {widths})")
     return "cascade, exact check and float64 run ok: " + ", ".join(out)
 
 
