@@ -290,6 +290,15 @@ def test_nfsm_exact_scan_relaxed_forward_and_start():
     torch.manual_seed(0)
     _, idx = layer._relaxed(x, None)
     assert (idx[..., 0] < 3).all() and (idx[..., 1] < 5).all()
+    # the noise scale: a vanishing scale follows the noiseless tables, a large one departs from them
+    runs = {}
+    for scale in (1e-9, 50.0):
+        torch.manual_seed(0)
+        runs[scale] = NFSM(layer.logits.in_features, layer.heads, gumbel=scale).to(x.dtype)
+        runs[scale].load_state_dict(layer.state_dict())
+        torch.manual_seed(1)
+        runs[scale] = runs[scale]._relaxed(x, None)[1]
+    assert torch.equal(runs[1e-9], want) and not torch.equal(runs[50.0], want)
 
 
 # ---------------------------------------------------------------------------------------------------- baselines, errors

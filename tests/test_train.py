@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
+from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.nn.train.checkpoint import load_checkpoint
 from fsa2rnn.nn.train.config import TrainConfig
 from fsa2rnn.nn.train.run import summarize
@@ -354,3 +355,25 @@ def test_nfsm_heads_auto_tracks_a_base_of_the_group_action():
     assert model_config(cfg, get_task("brandoit:S3")).layer_args["heads"] == [6]
     cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="4x11")
     assert model_config(cfg, get_task("brandoit:S3")).layer_args["heads"] == [11] * 4
+    # overcomplete: auto:K multiplies every head's indices; the noise scale reaches the layer
+    cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="auto:4", gumbel=0.0)
+    args = model_config(cfg, get_task("brandoit:S3")).layer_args
+    assert args["heads"] == [12, 12] and args["gumbel"] == 0.0
+    for bad, match in (
+        (dict(nfsm_heads="auto:0"), "auto:K takes an integer K"),
+        (dict(nfsm_heads="auto:x"), "auto:K takes an integer K"),
+        (dict(gumbel=-1.0), "--gumbel must be a number ≥ 0"),
+    ):
+        with pytest.raises(SpecError, match=match):
+            TrainConfig(task="brandoit:S3", model="nfsm", **bad)
+    with pytest.raises(SpecError, match="--gumbel applies to nfsm"):
+        TrainConfig(task="grazzi:parity", model="mamba", gumbel=0.0)
+
+
+def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
+    from fsa2rnn.nn.train.run import preset_config
+
+    nfsm = preset_config("brandoit", "small", task="brandoit:S3")
+    assert (nfsm.loss, nfsm.nfsm_heads, nfsm.gumbel) == ("first-error", "auto:4", 0.0)
+    base = preset_config("brandoit", "small", task="brandoit:FF", model="mamba")
+    assert (base.loss, base.nfsm_heads, base.gumbel) == ("uniform", None, None)

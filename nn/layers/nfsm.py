@@ -7,7 +7,8 @@ the layer outputs out_proj(concat_i a_{h_t}) with one-hot attractors a_k = e_k.
 
 - Training (``self.training``): the straight-through Gumbel-softmax scan :func:`fsa2rnn.nn.ops.st_table_scan` —
   forward the hard tables of argmax(θ + g), backward softmax((θ + g)/τ) on the realized rows (τ = 0.5, the paper's).
-  Noise g comes from torch's global generator (seed it) unless ``gumbel=False``. Data-parallel training sets
+  Noise g comes from torch's global generator (seed it), scaled by ``gumbel`` (1: the paper's Gumbel-softmax
+  estimator; 0 or False: no noise, the deterministic straight-through estimator). Data-parallel training sets
   ``batch_rows = (global batch, start, stop)``: the noise is then drawn for the whole global batch and rows
   start..stop−1 are used, so that with the generator seeded alike on every rank it does not depend on the rank.
 - Inference: the exact table scan of argmax θ (nn/ops/table_scan), no noise.
@@ -36,13 +37,20 @@ PAD_LOGIT = -1e4
 
 
 class NFSM(SequenceLayer):
-    """NFSM token mixer: ``heads`` = [d_1, …, d_r] attractor indices per head, temperature ``tau``.
+    """NFSM token mixer: ``heads`` = [d_1, …, d_r] attractor indices per head, temperature ``tau``, Gumbel noise
+    scale ``gumbel``.
 
     State: ``{"indices": (B, H) int64}``, the current index of every head.
     """
 
     def __init__(
-        self, d_model: int, heads: Sequence[int] = (8,), *, tau: float = 0.5, gumbel: bool = True, impl: str = "auto"
+        self,
+        d_model: int,
+        heads: Sequence[int] = (8,),
+        *,
+        tau: float = 0.5,
+        gumbel: float | bool = 1.0,
+        impl: str = "auto",
     ) -> None:
         super().__init__()
         heads = [heads] if isinstance(heads, int) else list(heads)
@@ -50,7 +58,9 @@ class NFSM(SequenceLayer):
             raise ConfigError(f"NFSM: heads must be a non-empty list of positive integers, got {heads!r}")
         if not isinstance(tau, (int, float)) or not tau > 0:
             raise ConfigError(f"NFSM: tau must be a number > 0, got {tau!r}")
-        self.heads, self.tau, self.gumbel, self.impl = heads, float(tau), bool(gumbel), impl
+        if not isinstance(gumbel, (int, float)) or not gumbel >= 0:
+            raise ConfigError(f"NFSM: gumbel (the noise scale) must be a number ≥ 0, got {gumbel!r}")
+        self.heads, self.tau, self.gumbel, self.impl = heads, float(tau), float(gumbel), impl
         self.batch_rows: tuple[int, int, int] | None = None  # (global batch, start, stop); see the module docstring
         self.d_max = max(heads)
         self.logits = nn.Linear(d_model, sum(d * d for d in heads))
@@ -123,6 +133,8 @@ class NFSM(SequenceLayer):
             if hi - lo != bsz:
                 raise ConfigError(f"NFSM: batch_rows {self.batch_rows} do not match the batch of {bsz} words")
             noise = gumbel_noise((total, *theta.shape[1:]), dtype=theta.dtype, device=theta.device)[lo:hi]
+            if self.gumbel != 1.0:
+                noise = noise * self.gumbel
         states, idx = st_table_scan(theta, h0, tau=self.tau, gumbel=noise, impl=self.impl)
         if theta.shape[1] > x.shape[1]:
             states, idx = states[:, 1:], idx[:, 1:]

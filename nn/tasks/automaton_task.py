@@ -26,6 +26,7 @@ import torch
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import SpecError
 
+from ..ops.table_scan import keyed_table_scan
 from .base import Batch, LengthSpec, Task, draw_lengths, length_mask
 
 PAD = "[PAD]"
@@ -177,12 +178,11 @@ class AutomatonTask(Task):
         table = self.table
         if k > 1:
             table = torch.cat([table, torch.arange(table.shape[1])[None, :]], dim=0)  # the blank: identity
-        states = torch.empty((batch, length), dtype=torch.long)
-        q = carry.state
-        for t in range(length):  # vectorized over the batch
-            q = table[tokens[:, t], q]
-            states[:, t] = q
-        carry.state = q
+        if length:  # the exact table scan: states[:, t] = table[tokens[:, t], states[:, t − 1]]
+            states = keyed_table_scan(table, tokens, carry.state, impl="chunked")
+            carry.state = states[:, -1].clone()
+        else:
+            states = torch.empty((batch, 0), dtype=torch.long)
         if k > 1:
             seq = torch.cat([carry.lagged, states], dim=1)  # states of tokens offset−k+1 .. offset+length−1
             states, carry.lagged = seq[:, :length], seq[:, length:]

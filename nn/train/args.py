@@ -31,7 +31,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--state-size",), dict(type=int, help="State size per channel of mamba (16) and dlr (64).")),
     (
         ("--nfsm-heads",),
-        dict(help="NFSM heads: auto (point tracking for groups, else one head of |Q|), single, 4x11, 8,8,6."),
+        dict(
+            help="NFSM heads: auto (point tracking for groups, else one head of |Q|), auto:K (K times the "
+            "indices), single, 4x11, 8,8,6."
+        ),
+    ),
+    (
+        ("--gumbel",),
+        dict(type=float, help="NFSM: scale of the Gumbel noise in training; 0: deterministic straight-through (1)."),
     ),
     (
         ("--short-conv/--no-short-conv",),

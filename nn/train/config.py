@@ -52,6 +52,8 @@ class TrainConfig:
     head_dim: int | None = None
     state_size: int | None = None
     nfsm_heads: str | None = None
+    #: NFSM: the scale of the training Gumbel noise (None: the layer's default 1, the paper's estimator)
+    gumbel: float | None = None
     short_conv: bool | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
@@ -142,7 +144,11 @@ class TrainConfig:
                 what = "has no eigenvalue range" if name == "eig" else "does not take it"
                 raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
         if self.nfsm_heads not in (None, "auto", "single"):
-            parse_nfsm_heads(self.nfsm_heads)
+            parse_nfsm_heads(self.nfsm_heads, check_only=True)
+        if self.gumbel is not None and (
+            not isinstance(self.gumbel, (int, float)) or isinstance(self.gumbel, bool) or not self.gumbel >= 0
+        ):
+            raise SpecError(f"--gumbel must be a number ≥ 0, got {self.gumbel!r}")
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
 
@@ -171,16 +177,21 @@ class TrainConfig:
         return parse_length_range(self.train_length) if self.train_length else tuple(task.default_train_length)
 
 
-def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
+def parse_nfsm_heads(text: str, automaton: Any = None, *, check_only: bool = False) -> list[int]:
     """``auto`` → the heads of the cheapest one-layer plan of the NFSM compiler for the automaton (a group: heads of
     d indices tracking a base of its permutation action, Example G.7; else one head of |Q|, Prop. G.1) or [8]
-    without an automaton; ``single`` → [|Q|]; ``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]."""
-    if text == "auto":
+    without an automaton; ``auto:K`` → the same heads with K times as many indices each (an overcomplete NFSM: the
+    spare indices let training split a merged state instead of staying in it); ``single`` → [|Q|];
+    ``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]."""
+    if text.startswith("auto"):
+        factor = _expansion(text)
+        if check_only:
+            return []
         if automaton is None:
-            return [8]
+            return [8 * factor]
         from fsa2rnn.compiler.nfsm_heads import candidate_plans
 
-        return [max(2, d) for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
+        return [max(2, d) * factor for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
     if text == "single":
         return [max(2, automaton.n_states if automaton is not None else 8)]
     try:
@@ -193,9 +204,19 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
         heads = []
     if not heads or any(d < 1 for d in heads):
         raise SpecError(
-            f"--nfsm-heads must be auto, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
+            f"--nfsm-heads must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
         )
     return heads
+
+
+def _expansion(text: str) -> int:
+    """K of ``auto:K`` (1 for ``auto``)."""
+    if text == "auto":
+        return 1
+    head, _, k = text.partition(":")
+    if head == "auto" and k.isdigit() and 1 <= int(k) <= 64:
+        return int(k)
+    raise SpecError(f"--nfsm-heads auto:K takes an integer K in 1..64, got {text!r}")
 
 
 def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
@@ -217,6 +238,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["heads"] = cfg.heads or 4
     elif m == "nfsm":
         args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
+        if cfg.gumbel is not None:
+            args["gumbel"] = float(cfg.gumbel)
     if cfg.state_size is not None:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:

@@ -95,6 +95,8 @@ def init_model_config(cfg: Any, task: Any) -> ModelConfig:
     d = net.config.to_dict()
     d.pop("format")
     d.update(vocab=task.vocab_size, n_classes=task.n_classes)
+    if d["layer"] == "nfsm" and getattr(cfg, "gumbel", None) is not None:  # a training setting, not architecture
+        d["layer_args"] = {**d["layer_args"], "gumbel": float(cfg.gumbel)}
     return ModelConfig(**d)
 
 
