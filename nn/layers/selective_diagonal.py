@@ -7,8 +7,10 @@ Per channel d and state index n (negative-eigenvalues Table 1, Mamba row, with M
 
 with Δ_t = softplus(W_Δ u_t + b_Δ), B_t, C_t linear in u_t, u the (short-convolved) input branch and a SiLU gate
 on y, as in Mamba's block. ``eig_range=(-1, 1)`` is the fix of the negative-eigenvalues paper: a_t ↦ 2a_t − 1 ∈
-(−1, 1]. The recurrence runs on :func:`fsa2rnn.nn.ops.diag_scan` (whose backward never divides by a_t, so 0 and
-negative eigenvalues are ordinary). :meth:`SelectiveDiagonal.transition` returns the diagonal a(x).
+(−1, 1]. The recurrence runs, with a_t, the input Δ_t B_t u_t and the readout Σ_n C_t[n] h_t[d, n], on
+:func:`fsa2rnn.nn.ops.selective_scan`: the diagonal scan (whose backward never divides by a_t, so 0 and
+negative eigenvalues are ordinary), fused with those maps on the CPU. :meth:`SelectiveDiagonal.transition` returns
+the diagonal a(x).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..ops import diag_scan
+from ..ops import selective_scan
+from ..ops.diag_scan.selective import selective_eigenvalues
 from .base import SequenceLayer, State, check_choice, check_positive
 from .conv import ShortConv
 
@@ -30,7 +33,7 @@ class SelectiveDiagonal(SequenceLayer):
 
     Parameters: ``state_size`` N per channel, ``expand`` (inner width D = expand · d_model), ``eig_range`` (0, 1) |
     (−1, 1), ``short_conv``/``conv_size`` (on the u branch), ``dt_min``/``dt_max`` (Mamba's Δ initialization
-    range), ``learn_h0`` (h_0 a parameter, zero at init), ``impl`` for :func:`diag_scan`.
+    range), ``learn_h0`` (h_0 a parameter, zero at init), ``impl`` for :func:`selective_scan`.
     State: ``{"h": (B, D, N), "conv": (B, conv_size − 1, D) | None}``.
     """
 
@@ -79,21 +82,17 @@ class SelectiveDiagonal(SequenceLayer):
         return u, z, dt, b, c, cache
 
     def _eigs(self, dt: torch.Tensor) -> torch.Tensor:
-        a = torch.exp(-dt[..., None] * torch.exp(self.w))  # (…, D, N) in (0, 1]
-        return 2 * a - 1 if self.eig_range == (-1, 1) else a
+        """a (…, D, N): in (0, 1], or (−1, 1] with ``eig_range=(-1, 1)``."""
+        return selective_eigenvalues(dt, torch.exp(self.w), self.eig_range == (-1, 1))
 
     def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):
-        bsz, length, _ = x.shape
+        bsz = x.shape[0]
         u, z, dt, b, c, cache = self._branch(x, None if state is None else state["conv"])
-        a = self._eigs(dt)  # (B, T, D, N)
-        inp = (dt * u)[..., None] * b[:, :, None, :]
-        h0 = self.h0.to(x.dtype).expand(bsz, -1, -1) if state is None else state["h"]
-        dn = self.inner * self.state_size
-        h = diag_scan(a.reshape(bsz, length, dn), inp.reshape(bsz, length, dn), h0.reshape(bsz, dn), impl=self.impl)
-        h = h.reshape(bsz, length, self.inner, self.state_size)
-        y = (h * c[:, :, None, :]).sum(-1) + self.D * u
-        y = self.out_proj(y * F.silu(z))
-        h_last = h[:, -1] if length else h0
+        h0 = self.h0.expand(bsz, -1, -1) if state is None else state["h"]
+        dtype = torch.promote_types(dt.dtype, self.w.dtype)
+        args = (t.to(dtype) for t in (dt, dt * u, torch.exp(self.w), b, c, h0))
+        y, h_last = selective_scan(*args, negative=self.eig_range == (-1, 1), impl=self.impl)
+        y = self.out_proj((y + self.D * u) * F.silu(z))
         return self._out(y, {"h": h_last, "conv": cache}, return_state)
 
     def transition(self, x: torch.Tensor, steady: bool = False) -> torch.Tensor:

@@ -6,6 +6,9 @@ keeps h_{t−1} and never divides by a_t nor takes its logarithm; README.md).
 - ``torch``  chunked scan with a custom backward (torch_scan.py): the CPU path
 - ``triton`` chunked forward and backward kernels (triton.py, imported on first use): CUDA, or CPU under
   TRITON_INTERPRET=1
+
+:func:`selective_scan` (selective.py) is the scan of the Mamba-style layer, a_t and b_t built from Δ, A, B and read
+out by C, fused with them on the CPU.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import torch
 
 from ..checks import OpInputError, check_dtype, check_impl, check_lengths, check_shape, check_tensor
 from .naive import naive_diag_scan
+from .selective import selective_scan
 from .torch_scan import torch_diag_scan
 
 IMPLEMENTATIONS = ("naive", "torch", "triton")
@@ -65,4 +69,4 @@ def _triton():
     return triton
 
 
-__all__ = ["diag_scan", "naive_diag_scan", "torch_diag_scan", "IMPLEMENTATIONS"]
+__all__ = ["diag_scan", "naive_diag_scan", "selective_scan", "torch_diag_scan", "IMPLEMENTATIONS"]
