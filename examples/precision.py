@@ -11,11 +11,13 @@ length t (log-spaced bins up to 10^4), the fraction of positions t where its sta
   exact; rotations by irrational angles (the Z_m construction) are not, and drift too;
 - NFSM — every step takes an argmax over a table row (restoration, R2): exact in float16 and bfloat16 alike.
 
-Run: python examples/precision.py   (about 10 s, CPU; writes out/precision.png under the current directory)
+Run: python examples/precision.py           (about 25 s, CPU; writes out/precision.png under the current directory)
+     python examples/precision.py --quick   (the test suite's run: words of length 10^3, the same variants)
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from fsa2rnn.fsa import resolve_spec  # noqa: E402
 from fsa2rnn.nn import load_model  # noqa: E402
 
 LENGTH = 10_000
+QUICK_LENGTH = 1_000
 WORDS = 16
 SEED = 0
 AUTOMATA = ["parity", "flipflop", "Z5", "S5", "M11"]
@@ -43,14 +46,19 @@ VARIANTS = [
     ("NFSM, float16", "nfsm", None, torch.float16),
     ("NFSM, bfloat16", "nfsm", None, torch.bfloat16),
 ]
-EDGES = np.unique(np.round(np.logspace(0, np.log10(LENGTH), 41)).astype(int))  # bin edges in positions 1..LENGTH
 
 
-def agreement_by_length(spec: str) -> tuple[np.ndarray, str]:
+def length_bins(length: int) -> np.ndarray:
+    """Log-spaced bin edges in positions 1..length."""
+    return np.unique(np.round(np.logspace(0, np.log10(length), 41)).astype(int))
+
+
+def agreement_by_length(spec: str, length: int = LENGTH) -> tuple[np.ndarray, str]:
     """(variants, bins) fraction of positions in each length bin where the model's state is the automaton's."""
+    edges = length_bins(length)
     a = resolve_spec(spec)
     compiled = {"householder": compile_householder(a), "nfsm": compile_nfsm(a)}
-    ids = np.random.default_rng(SEED).integers(0, a.n_symbols, size=(WORDS, LENGTH))
+    ids = np.random.default_rng(SEED).integers(0, a.n_symbols, size=(WORDS, length))
     truth = a.run(ids)
     ids_t = torch.from_numpy(ids)
     rows = []
@@ -58,14 +66,18 @@ def agreement_by_length(spec: str) -> tuple[np.ndarray, str]:
         net = load_model(compiled[target]).to(dtype)
         # fused: the log-depth parallel scan (for 0/±1 matrices every order of multiplication is exact)
         kw = {} if mode is None else {"mode": mode, "scan": "sequential" if mode == "factors" else "parallel"}
-        ok = (net.predict_states(ids_t, **kw).numpy() == truth).mean(axis=0)  # per position 1..LENGTH
-        rows.append([ok[lo - 1 : hi - 1].mean() for lo, hi in zip(EDGES[:-1], EDGES[1:])])
+        ok = (net.predict_states(ids_t, **kw).numpy() == truth).mean(axis=0)  # per position 1..length
+        rows.append([ok[lo - 1 : hi - 1].mean() for lo, hi in zip(edges[:-1], edges[1:])])
     s = compiled["householder"].summary
     about = f"{a.n_states} states; Householder: {s['construction']}, {s['factors_per_step']} reflection(s) per step"
     return np.array(rows), about
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=f"words of length {QUICK_LENGTH} (the test suite's run)")
+    length = QUICK_LENGTH if ap.parse_args().quick else LENGTH
+    edges = length_bins(length)
     start = time.perf_counter()
     torch.set_num_threads(1)  # tiny tensors: threads cost more than they save
     fig, axes = plt.subplots(
@@ -73,8 +85,8 @@ def main() -> None:
     )
     image = None
     for ax, spec in zip(axes, AUTOMATA):
-        grid, about = agreement_by_length(spec)
-        image = ax.pcolormesh(EDGES, np.arange(len(VARIANTS) + 1), grid, cmap="RdYlGn", vmin=0, vmax=1)
+        grid, about = agreement_by_length(spec, length)
+        image = ax.pcolormesh(edges, np.arange(len(VARIANTS) + 1), grid, cmap="RdYlGn", vmin=0, vmax=1)
         ax.set_xscale("log")
         ax.set_yticks(np.arange(len(VARIANTS)) + 0.5, [v[0] for v in VARIANTS], fontsize=8)
         ax.invert_yaxis()
@@ -84,7 +96,7 @@ def main() -> None:
         worst = grid.min(axis=1)
         print(f"{spec:<9} {about}")
         for (label, *_), g, w in zip(VARIANTS, grid, worst):
-            first = next((EDGES[j] for j, v in enumerate(g) if v < 1), None)
+            first = next((edges[j] for j, v in enumerate(g) if v < 1), None)
             print(f"  {label:<42} lowest agreement {w:.3f}  first bin with an error starts at t = {first}")
     axes[-1].set_xlabel("position t in the word (log scale)")
     fig.suptitle(

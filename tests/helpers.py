@@ -50,6 +50,7 @@ class BruteSkeleton:
     def __init__(self, transitions: np.ndarray) -> None:
         n = transitions.shape[1]
         self.monoid = sorted(closure(transitions, n))
+        self._orbits: dict[frozenset[int], set[frozenset[int]]] = {}  # B -> {B·s : s in S¹}, filled by leq
         Q = frozenset(range(n))
         self.images = {image(Q, s) for s in self.monoid}
         self.I = self.images | {frozenset([q]) for q in range(n)}
@@ -79,7 +80,9 @@ class BruteSkeleton:
 
     def leq(self, A: frozenset[int], B: frozenset[int]) -> bool:
         """Subduction A ≤ B: A ⊆ B·s for some s in S¹."""
-        return any(A <= image(B, s) for s in self.monoid)
+        if B not in self._orbits:
+            self._orbits[B] = {image(B, s) for s in self.monoid}
+        return any(A <= X for X in self._orbits[B])
 
     def tiles(self, A: frozenset[int]) -> set[frozenset[int]]:
         proper = [B for B in self.I if B < A]

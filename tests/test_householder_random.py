@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from cases import random_automaton
 from helpers import check_gh_weights, diagonal_realizable
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from fsa2rnn.compiler import compile_diagonal, compile_householder
 from fsa2rnn.fsa import Automaton, ConstructionError
 from fsa2rnn.nn import load_model
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SEEDS = range(110)
 

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # the in-process commands (training included)
 
 
 def _readme_lines() -> list[tuple[list[str], str | None, int]]:
@@ -76,7 +77,7 @@ def test_readme_commands_work(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_quickstart_script_runs(tmp_path):
     """`make demo`'s script, as a user runs it (the fsa2rnn on PATH is this environment's)."""
-    env = dict(os.environ, OUT_DIR=str(tmp_path / "out"))
+    env = dict(os.environ, OUT_DIR=str(tmp_path / "out"), OMP_NUM_THREADS="1")  # one torch thread, as in process
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
     proc = subprocess.run(
         ["bash", str(ROOT / "examples" / "quickstart.sh")],
