@@ -58,16 +58,21 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """(header, tensors) of a checkpoint; ModelFileError for anything unreadable, malformed or altered."""
-    from safetensors import safe_open
+    """(header, tensors) of a checkpoint; ModelFileError for anything unreadable, malformed or altered.
+
+    The file is read once, as bytes, and parsed from memory: safetensors' ``safe_open`` may open the path again for
+    the tensors, and a trainer that replaces the checkpoint in between (atomically, by rename) would then pair one
+    file's header with the next file's tensors."""
+    from safetensors.torch import load
 
     p = Path(path)
     if not p.is_file():
         raise ModelFileError(f"no checkpoint at {str(p)!r}")
     try:
-        with safe_open(str(p), framework="pt") as f:
-            meta = f.metadata() or {}
-            tensors = {k: f.get_tensor(k) for k in f.keys()}
+        data = p.read_bytes()
+        n = int.from_bytes(data[:8], "little")
+        meta = json.loads(data[8 : 8 + n]).get("__metadata__") or {}
+        tensors = load(data)
     except Exception as exc:  # safetensors raises several types for corrupt files
         raise ModelFileError(f"cannot read checkpoint {str(p)!r}: {' '.join(str(exc).split())}") from None
     try:
