@@ -288,3 +288,16 @@ class SequenceModel(nn.Module):
             raise ConfigError("SequenceModel: a model of real-valued inputs (input_dim) has no per-symbol transitions")
         block = self.blocks[0]
         return block.layer.transition(block.norm1(self.embedding.weight))
+
+    @torch.no_grad()
+    def nfsm_tables(self, n_symbols: int) -> tuple[Any, Any]:
+        """A one-layer NFSM's hard tables σ_x of the first ``n_symbols`` tokens (n_symbols, H, d_max) and its start
+        indices (H,), as numpy arrays, read in eval mode (the training mode is restored)."""
+        was = self.training
+        self.eval()
+        try:
+            tables = self.symbol_transitions()[:n_symbols].cpu().numpy()
+            start = self.blocks[0].layer.start_indices().cpu().numpy()
+        finally:
+            self.train(was)
+        return tables, start

@@ -388,21 +388,14 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
 def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
     """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring)."""
     k = len(symbols)
-    layer = model.blocks[0].layer
-    was = model.training
-    model.eval()
-    try:
-        tables = model.symbol_transitions()[:k].cpu().numpy()  # (k, H, d_max)
-        start = layer.start_indices().cpu().numpy()
-    finally:
-        model.train(was)
+    tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     heads = np.arange(tables.shape[1])
 
     def step(nodes: np.ndarray, x: int) -> np.ndarray:  # node = (indices…, last symbol + 1)
         cfg = tables[x][heads[None, :], nodes[:, :-1]]
         return np.concatenate([cfg, np.full((len(nodes), 1), x + 1)], axis=1)
 
-    radices = [layer.d_max] * len(heads) + [k + 1]
+    radices = [tables.shape[2]] * len(heads) + [k + 1]
     nodes, table, words = _reachable_configurations(np.r_[start, 0], step, k, radices)
     labels = np.full(len(nodes), UNOBSERVED, dtype=np.int64)
     if len(nodes) > 1:

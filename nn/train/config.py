@@ -143,8 +143,10 @@ class TrainConfig:
             if value is not None and value != "auto" and m not in models:
                 what = "has no eigenvalue range" if name == "eig" else "does not take it"
                 raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
-        if self.nfsm_heads not in (None, "auto", "single"):
-            parse_nfsm_heads(self.nfsm_heads, check_only=True)
+        if self.nfsm_heads is not None and self.nfsm_heads.startswith("auto"):
+            _expansion(self.nfsm_heads)
+        elif self.nfsm_heads not in (None, "single"):
+            parse_nfsm_heads(self.nfsm_heads)
         if self.gumbel is not None and (
             not isinstance(self.gumbel, (int, float)) or isinstance(self.gumbel, bool) or not self.gumbel >= 0
         ):
@@ -177,7 +179,7 @@ class TrainConfig:
         return parse_length_range(self.train_length) if self.train_length else tuple(task.default_train_length)
 
 
-def parse_nfsm_heads(text: str, automaton: Any = None, *, check_only: bool = False) -> list[int]:
+def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
     """``auto`` → the heads of the cheapest one-layer plan of the NFSM compiler for the automaton (a group: heads of
     d indices tracking a base of its permutation action, Example G.7; else one head of |Q|, Prop. G.1) or [8]
     without an automaton; ``auto:K`` → the same heads with K times as many indices each (an overcomplete NFSM: the
@@ -185,8 +187,6 @@ def parse_nfsm_heads(text: str, automaton: Any = None, *, check_only: bool = Fal
     ``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]."""
     if text.startswith("auto"):
         factor = _expansion(text)
-        if check_only:
-            return []
         if automaton is None:
             return [8 * factor]
         from fsa2rnn.compiler.nfsm_heads import candidate_plans

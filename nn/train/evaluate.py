@@ -255,14 +255,7 @@ def nfsm_tables_exact(model: SequenceModel, task: Task) -> dict[str, Any]:
         why = "the check covers one-layer NFSM models on automaton tasks with one token per symbol"
         return {"exact": None, "triples": 0, "witness": None, "reason": why}
     k = a.n_symbols
-    layer = model.blocks[0].layer
-    was = model.training
-    model.eval()
-    try:
-        tables = model.symbol_transitions()[:k].cpu().numpy()  # (k, H, d_max)
-        start = layer.start_indices().cpu().numpy()
-    finally:
-        model.train(was)
+    tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     trans = np.asarray(a.transitions)
     classes = task.state_class.numpy() if hasattr(task, "state_class") else np.arange(a.n_states)
     heads = np.arange(tables.shape[1])
