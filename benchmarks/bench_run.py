@@ -2,10 +2,12 @@
 10^6 symbols, for each target — Householder in one layer (S5, Theorem 3), the Householder cascade (T4, Theorem 4),
 diagonal (Z60), NFSM (S5: four heads of five points; T4: stacked layers). Target (issue 9): under 3 s each.
 
-Each figure is one run of `fsa2rnn run MODEL < input > output`, wall clock, printed beside its target with the
-child's CPU time (wall ≫ CPU means the machine was busy), the fixed cost of the process (the same command on an
-empty stdin: Python, importing torch, the model file) and the CPU time beyond it (parsing, the network, output).
-Every output is then checked line by line against the automaton (`Automaton.run`). Python's bytecode cache is
+Each figure is one run of `fsa2rnn run MODEL < input > output` (at float64: the torch-free numpy executor),
+wall clock, printed beside its target with the child's CPU time (wall ≫ CPU means the machine was busy), the fixed
+cost of the process (the same command on an empty stdin: Python, the imports, the model file) and the CPU time
+beyond it (parsing, the network, output); beside it, the same run with `--engine torch` (the torch modules, whose
+start includes importing torch) and the ratio torch / numpy. Every output of both engines is then checked line by
+line against the automaton (`Automaton.run`). Python's bytecode cache is
 allowed in the child (a user's install has one), and one empty run per model warms it before the timed runs.
 
     python benchmarks/bench_run.py [--quick]     # --quick: 10^4 lines and a 10^5-symbol word
@@ -50,12 +52,13 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _timed_run(model: Path, stdin: Path, stdout: Path) -> tuple[float, float, int]:
+def _timed_run(model: Path, stdin: Path, stdout: Path, engine: str = "auto") -> tuple[float, float, int]:
     """(wall seconds, child CPU seconds, exit code) of one `fsa2rnn run` process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with stdin.open("rb") as fin, stdout.open("wb") as fout:
         t0 = time.perf_counter()
-        proc = subprocess.run([*_command(), "run", str(model)], stdin=fin, stdout=fout, env=_child_env())
+        command = [*_command(), "run", str(model), "--engine", engine]
+        proc = subprocess.run(command, stdin=fin, stdout=fout, env=_child_env())
         wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -89,15 +92,23 @@ def main() -> int:
     try:
         empty = tmp / "empty.txt"
         empty.write_text("")
-        print(f"{'model':30s} {'input':28s} {'wall s':>7s} {'target':>7s} {'cpu s':>7s} {'cpu-fixed':>9s}  result")
+        print(
+            f"{'model':30s} {'input':28s} {'wall s':>7s} {'target':>7s} {'cpu s':>7s} {'cpu-fixed':>9s} "
+            f"{'torch s':>8s} {'ratio':>6s}  result"
+        )
         for label, spec, compile_fn, options in CASES:
             a = resolve_spec(spec)
             m = compile_fn(a, **options)
             model = tmp / "model.safetensors"
             m.save(model)
             _timed_run(model, empty, tmp / "out.txt")  # warms the bytecode cache and the model file
+            _timed_run(model, empty, tmp / "out.txt", "torch")
             wall, fixed, code = _timed_run(model, empty, tmp / "out.txt")
-            print(f"{label:30s} {'(empty stdin: fixed cost)':28s} {wall:7.2f} {'':>7s} {fixed:7.2f}")
+            torch_wall = _timed_run(model, empty, tmp / "out.txt", "torch")[0]
+            print(
+                f"{label:30s} {'(empty stdin: fixed cost)':28s} {wall:7.2f} {'':>7s} {fixed:7.2f} {'':>9s} "
+                f"{torch_wall:8.2f} {torch_wall / wall:6.1f}"
+            )
             rng = np.random.default_rng(0)
             for name, words in (
                 (f"{n_lines} lines x 10", rng.integers(0, a.n_symbols, size=(n_lines, 10))),
@@ -107,10 +118,15 @@ def main() -> int:
                 _write_words(stdin, words, list(a.symbols))
                 wall, cpu, code = _timed_run(model, stdin, stdout)
                 right = code == 0 and _check(stdout, words, a, m.initial)
+                torch_wall, _, torch_code = _timed_run(model, stdin, stdout, "torch")
+                right &= torch_code == 0 and _check(stdout, words, a, m.initial)
                 fast = wall < TARGET_S
                 ok &= right and (fast or args.quick)
                 verdict = ("ok" if fast else "OVER TARGET") + ("" if right else ", WRONG OUTPUT")
-                print(f"{'':30s} {name:28s} {wall:7.2f} {TARGET_S:7.1f} {cpu:7.2f} {cpu - fixed:9.2f}  {verdict}")
+                print(
+                    f"{'':30s} {name:28s} {wall:7.2f} {TARGET_S:7.1f} {cpu:7.2f} {cpu - fixed:9.2f} "
+                    f"{torch_wall:8.2f} {torch_wall / wall:6.1f}  {verdict}"
+                )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0 if ok else 1

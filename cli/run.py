@@ -2,10 +2,12 @@
 
 stdin is read in batches — whatever it has ready, up to BATCH_BYTES of complete lines, so that an interactive
 producer gets each answer as soon as its line is complete. A batch is parsed at once (cli/words.py), its words are
-grouped by length and each group is run through the model in one ``predict_states`` call (Householder and
-diagonal models with ``scan="parallel"``: the chunked scans of nn/ops/lrnn_scan, see docs/architecture.md), and the
-output lines are written in input order. Every input line gives exactly one output line (an empty line gives
-``[]``); a state outside the model's readout is an error (nn/readout.py), never a ``null``.
+grouped by length and each group is run through the model in one ``predict_states`` call, and the output lines are
+written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.runtime (the same
+network, started without importing torch); ``--engine torch`` and the other dtypes run the torch modules of
+fsa2rnn.nn (Householder and diagonal models with ``scan="parallel"``: the chunked scans of nn/ops/lrnn_scan).
+Every input line gives exactly one output line (an empty line gives ``[]``); a state outside the model's readout
+is an error (nn/readout.py), never a ``null``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import click
@@ -22,6 +24,7 @@ import numpy as np
 from .words import StateWriter, SymbolCodec, parse_lines
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
+ENGINES = ("auto", "numpy", "torch")
 #: complete lines gathered into one batch at most (a single longer line is one batch)
 BATCH_BYTES = 1 << 24
 _READ = 1 << 20
@@ -30,25 +33,27 @@ _READ = 1 << 20
 @click.command("run")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True)
-def run_command(model_path: str, dtype: str) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="auto",
+    show_default=True,
+    help="numpy: the torch-free executor (float64 only); torch: the torch modules; auto: numpy at float64",
+)
+def run_command(model_path: str, dtype: str, engine: str) -> None:
     """Run MODEL on words read from stdin; print a JSON array of state names after each symbol, one line per word."""
-    import torch
-
-    from fsa2rnn.nn import load_model
-
-    if "OMP_NUM_THREADS" not in os.environ:
-        # the scans are sequences of small vectorized steps: a second thread costs more than it gives, and on a
-        # busy machine its synchronization stalls every step (OMP_NUM_THREADS overrides)
-        torch.set_num_threads(1)
-    net = load_model(model_path).to(getattr(torch, dtype))
-    model = net.compiled
+    if engine == "numpy" and dtype != "float64":
+        raise click.UsageError(f"--engine numpy runs at float64 only, not --dtype {dtype} (use --engine torch)")
+    predict = _numpy_predictor(model_path) if engine != "torch" and dtype == "float64" else None
+    if predict is None:
+        predict = _torch_predictor(model_path, dtype)
+    model = predict.model
     codec = SymbolCodec(model.symbols)
     writer = StateWriter(model.states)
-    options = {"scan": "parallel"} if model.target in ("householder", "diagonal") else {}
     out = sys.stdout
     for first_line, data in _batches(sys.stdin.buffer):
         ids, lengths, error = parse_lines(data, codec, first_line)
-        states = _predict(net, ids, lengths, options)
+        states = _predict(predict, ids, lengths)
         bad = _first_bad_word(states, lengths, len(model.states))
         good = len(lengths) if bad is None else bad
         n_good = int(lengths[:good].sum())
@@ -68,10 +73,40 @@ def run_command(model_path: str, dtype: str) -> None:
             raise error
 
 
-def _predict(net: Any, ids: np.ndarray, lengths: np.ndarray, options: dict[str, str]) -> np.ndarray:
-    """States after each symbol of every word, concatenated: one predict call per word length."""
+class _Predictor:
+    """``predict(ids (B, T)) -> states (B, T)`` (numpy int64) of one model, and the CompiledModel it runs."""
+
+    def __init__(self, model: Any, predict: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.model, self.predict = model, predict
+
+
+def _numpy_predictor(model_path: str) -> _Predictor:
+    from fsa2rnn.runtime import load_executor
+
+    executor = load_executor(model_path)
+    return _Predictor(executor.compiled, executor.predict_states)
+
+
+def _torch_predictor(model_path: str, dtype: str) -> _Predictor:
     import torch
 
+    from fsa2rnn.nn import load_model
+
+    if "OMP_NUM_THREADS" not in os.environ:
+        # the scans are sequences of small vectorized steps: a second thread costs more than it gives, and on a
+        # busy machine its synchronization stalls every step (OMP_NUM_THREADS overrides)
+        torch.set_num_threads(1)
+    net = load_model(model_path).to(getattr(torch, dtype))
+    options = {"scan": "parallel"} if net.compiled.target in ("householder", "diagonal") else {}
+
+    def predict(ids: np.ndarray) -> np.ndarray:
+        return net.predict_states(torch.from_numpy(ids), **options).numpy()
+
+    return _Predictor(net.compiled, predict)
+
+
+def _predict(predictor: _Predictor, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """States after each symbol of every word, concatenated: one predict call per word length."""
     states = np.empty(ids.size, dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
     order = np.argsort(lengths, kind="stable")
@@ -80,8 +115,7 @@ def _predict(net: Any, ids: np.ndarray, lengths: np.ndarray, options: dict[str, 
         if size == 0:
             continue
         index = starts[order[lo:hi], None] + np.arange(size)[None, :]
-        got = net.predict_states(torch.from_numpy(ids[index]), **options)
-        states[index] = got.numpy()
+        states[index] = predictor.predict(ids[index])
     return states
 
 

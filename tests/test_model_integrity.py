@@ -221,9 +221,11 @@ def test_stored_automaton_is_the_compiled_one():
 # ---------------------------------------------------------------- run: no null states
 
 
+@pytest.mark.parametrize("engine", ["numpy", "torch"])
 @pytest.mark.parametrize("target", TARGETS)
-def test_run_refuses_a_state_outside_the_readout(runner, tmp_path, target):
-    """A model (intact hash) whose readout lacks state "1": `run` fails on the line that reaches it, never null."""
+def test_run_refuses_a_state_outside_the_readout(runner, tmp_path, target, engine):
+    """A model (intact hash) whose readout lacks state "1": `run` fails on the line that reaches it, never null —
+    on the numpy executor and on the torch modules alike."""
     m = COMPILERS[target](resolve_spec("flipflop"))
     t = dict(m.tensors)
     keys = "readout.codes" if target == "nfsm" else "readout.keys"
@@ -231,7 +233,7 @@ def test_run_refuses_a_state_outside_the_readout(runner, tmp_path, target):
     t[keys], t["readout.states"] = t[keys][keep], t["readout.states"][keep]
     path = tmp_path / "m.safetensors"
     CompiledModel(dict(m.header), t).save(path)
-    res = runner.invoke(main, ["run", str(path)], input='["reset"]\n["reset", "set", "read"]\n')
+    res = runner.invoke(main, ["run", str(path), "--engine", engine], input='["reset"]\n["reset", "set", "read"]\n')
     assert res.exit_code == 2 and res.stdout.strip().splitlines() == ['["0"]'], res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: stdin line 2: after symbol 2"), res.stderr
