@@ -101,6 +101,39 @@ def test_every_chunking_matches_naive(monkeypatch, chunk):
     _assert_close(_run("naive", a, b, h0, lengths, cot), _run("torch", a, b, h0, lengths, cot), 1e-10)
 
 
+
+@pytest.mark.parametrize(("tile", "chunk"), [(7, 2), (16, 4), (50, 3), (64, 16)])
+def test_tiled_schedule_matches_naive(monkeypatch, tile, chunk):
+    """Force the tile and chunk lengths: tiles not a multiple of the chunk, a last tile shorter than the others,
+    complex a_t on the unit circle, a padded batch, forward and backward (the backward is the reverse scan)."""
+    monkeypatch.setattr(torch_scan, "choose_tile", lambda length, lanes, itemsize: tile)
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: chunk if length >= 2 * chunk else length)
+    a, b, h0, lengths = _case(3, 203, 3, complex_=True, hard=True, seed=tile)
+    cot = torch.randn_like(b)
+    _assert_close(_run("naive", a, b, h0, lengths, cot), _run("torch", a, b, h0, lengths, cot), 1e-10)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_into_tiles_both_directions(monkeypatch, reverse):
+    """scan_into itself against a loop written here, in both directions, with tiles of 10 steps over 95."""
+    monkeypatch.setattr(torch_scan, "choose_tile", lambda length, lanes, itemsize: 10)
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: 3 if length >= 6 else length)
+    a, b, h0, _ = _case(2, 95, 4, hard=True, seed=7)
+    out = torch.empty_like(b)
+    last = torch_scan.scan_into(a, b, h0, out, reverse=reverse)
+    ref, h = torch.empty_like(b), h0
+    for t in range(94, -1, -1) if reverse else range(95):
+        h = a[:, t] * h + b[:, t]
+        ref[:, t] = h
+    assert err_ratio(out, ref) <= 1e-12 and err_ratio(last, h) <= 1e-12
+
+
+def test_choose_tile_fits_the_cache():
+    """Tiles of equal length whose a, b and out stay within _TILE_BYTES; one tile when everything fits."""
+    assert torch_scan.choose_tile(100, 64, 4) == 100
+    t = torch_scan.choose_tile(2048, 2048, 4)
+    assert 3 * t * 2048 * 4 <= torch_scan._TILE_BYTES and -(-2048 // t) * t - 2048 < -(-2048 // t)
+
 def test_hard_eigenvalues_exact():
     """a_t = 0 resets (h_t = b_t exactly, and no gradient reaches earlier steps); a_t = −1 flips the sign; no NaN
     (a backward that divided by a_t, or took log a_t, would produce them here)."""

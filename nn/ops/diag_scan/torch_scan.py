@@ -1,16 +1,18 @@
 """Chunked diagonal scan in torch, with a custom backward (derivation in README.md).
 
-Forward, h_t = a_t ⊙ h_{t−1} + b_t over (B, T, D), as three passes over chunks of C steps:
+Forward, h_t = a_t ⊙ h_{t−1} + b_t over (B, T, D). The time axis is cut into tiles of T' steps whose a, b and h
+fit a share of the L3 cache (``choose_tile``), taken in scan order, each from the state the previous one left;
+every tile is scanned in three passes over chunks of C steps (``choose_chunk``):
 
-1. chunk totals: every chunk composes its affine maps from a zero state, all chunks at once (C batched steps):
-   P_k = ∏ a_t, c_k = the chunk's state from 0;
+1. chunk totals: every chunk that passes a state on (all but the tile's last) composes its affine maps from a
+   zero state, all chunks at once (C batched steps): c_k = the chunk's state from 0, P_k = ∏ a_t (one reduction);
 2. carry: the states entering the chunks, h_in[k+1] = P_k ⊙ h_in[k] + c_k — itself a diagonal scan over the K
    chunks, done by the same function (recursively);
 3. replay: every chunk reruns h_t = a_t ⊙ h_{t−1} + b_t from h_in[k], writing the states (C batched steps).
 
-Sequential depth 2C + depth(K) instead of T; passes 1 and 3 both read a and b, so the scan moves about 6 tensors'
-worth of bytes where a fused kernel moves 3. A cost model (per-step dispatch against the extra passes) picks C, and
-runs the plain loop when the batch alone has enough lanes.
+Sequential depth 2C + depth(K) per tile instead of T'. Passes 1 and 3 both read a and b; the tiling makes the
+second read come from the cache rather than from memory. A cost model (per-step dispatch against the extra
+passes) picks C, and runs the plain loop when the batch alone has enough lanes.
 
 Backward (no division by a_t, no logarithm): with g_t = ∂L/∂h_t (PyTorch's convention, conjugates for complex),
 the adjoint λ_t = g_t + conj(a_{t+1}) ⊙ λ_{t+1} is the same scan run in reverse; then ∂L/∂b_t = λ_t,
@@ -31,6 +33,19 @@ from ..checks import length_mask
 #: step; time per element of one extra pass over memory. The loop wins from about 4000 lanes on.
 _STEP_COST = 3e-6
 _ELEM_COST = 2.5e-10
+#: bytes of a, b and out that one tile may span: a quarter of the 32 MiB L3 of the machine the costs were fitted on
+#: (AMD EPYC, L2 1 MiB per core, L3 32 MiB shared by the cores), so that a tile read by pass 1 is still cached when
+#: pass 3 reads it again. An L2-sized tile (1 MiB) would hold ~40 steps at 2048 lanes: too few to amortize the
+#: per-tile dispatches (2C + K per tile).
+_TILE_BYTES = 8 * 2**20
+
+
+def choose_tile(length: int, lanes: int, itemsize: int) -> int:
+    """Steps per tile: the largest T' with a, b and out of T' steps (3·T'·lanes·itemsize bytes) within
+    ``_TILE_BYTES``, balanced so that the tiles of ``length`` steps have equal lengths (``length``: one tile)."""
+    fit = max(1, _TILE_BYTES // (3 * lanes * itemsize))
+    tiles = -(-length // fit)
+    return -(-length // tiles)
 
 
 def choose_chunk(length: int, lanes: int) -> int:
@@ -38,8 +53,9 @@ def choose_chunk(length: int, lanes: int) -> int:
 
     C is the power of two nearest √(T/2). The plain loop costs T dispatches; the chunked scan about
     2C + 2√(T/C) dispatches (the carry is chunked again) plus three extra passes over the T·lanes elements (steps 1
-    and 3 both read a and b, and step 1 reads a twice). With many lanes the dispatches are amortized and the loop
-    wins."""
+    and 3 both read a and b, and step 1 reads a twice; within a tile the repeated reads come from the cache, but on
+    one CPU thread those passes cost about as much per element as a read from memory, so they are charged in
+    full). With many lanes the dispatches are amortized and the loop wins."""
     c = min(256, max(4, 2 ** round(math.log2(max(1.0, math.sqrt(length / 2))))))
     if length < 4 * c:
         return length
@@ -52,10 +68,24 @@ def scan_into(
 ) -> torch.Tensor:
     """Write h_t = a_t ⊙ h_{t−1} + b_t into ``out`` (B, T, D) from h_{−1} = ``h`` (B, D); ``reverse``: h_t =
     a_t ⊙ h_{t+1} + b_t from h_T = ``h``. ``a``, ``b`` and ``out`` may be strided views. Returns the last state
-    computed (h_{T−1}, or h_0 in reverse). Not differentiable: the autograd function below supplies the backward."""
+    computed (h_{T−1}, or h_0 in reverse). Not differentiable: the autograd function below supplies the backward.
+
+    The time axis is cut into tiles (:func:`choose_tile`) taken in scan order, each scanned by :func:`_scan_tile`
+    from the state the previous tile left."""
     bsz, length, d = a.shape
     if length == 0:
         return h
+    tile = choose_tile(length, bsz * d, a.element_size())
+    starts = range(0, length, tile)
+    for s in reversed(starts) if reverse else starts:
+        span = slice(s, min(s + tile, length))
+        h = _scan_tile(a[:, span], b[:, span], h, out[:, span], reverse)
+    return h
+
+
+def _scan_tile(a, b, h, out, reverse):
+    """The chunked three-pass scan of one tile (module docstring)."""
+    bsz, length, d = a.shape
     c = choose_chunk(length, bsz * d)
     k = length // c
     if k < 2:
@@ -64,26 +94,32 @@ def scan_into(
     body = slice(length - k * c, length) if reverse else slice(0, k * c)
     rest = slice(0, length - k * c) if reverse else slice(k * c, length)
     a4, b4, o4 = (x[:, body].unflatten(1, (k, c)) for x in (a, b, out))  # (B, K, C, D)
-    order = range(c - 1, -1, -1) if reverse else range(c)
-    first, *others = order
-    # 1. chunk totals from a zero state: P_k = ∏ a_t (one reduction), c_k by C batched steps
-    p = a4.prod(dim=2)
-    tot = b4[:, :, first].contiguous()
-    for j in others:
-        torch.addcmul(b4[:, :, j], a4[:, :, j], tot, out=tot)
+    # 1. totals of the chunks that pass a state on (all but the last in scan order), from a zero state:
+    #    c_k by C batched steps, P_k = ∏ a_t by one reduction
+    feed = slice(1, k) if reverse else slice(0, k - 1)
+    steps_a, steps_b = a4[:, feed].unbind(2), b4[:, feed].unbind(2)
+    order = list(range(c - 1, -1, -1) if reverse else range(c))
+    tot = steps_b[order[0]]  # a view of b until the first step writes a fresh tensor
+    for n, j in enumerate(order[1:]):
+        if n == 0:
+            tot = torch.addcmul(steps_b[j], steps_a[j], tot)
+        else:
+            torch.addcmul(steps_b[j], steps_a[j], tot, out=tot)
+    p = a4[:, feed].prod(dim=2)
     # 2. carry: h_in[k] is the state entering chunk k (in scan order), a scan over the chunks
-    h_in = torch.empty_like(tot)
+    h_in = torch.empty(bsz, k, d, dtype=out.dtype, device=out.device)
     if reverse:
         h_in[:, -1] = h
-        scan_into(p[:, 1:], tot[:, 1:], h, h_in[:, :-1], reverse=True)
+        scan_into(p, tot, h, h_in[:, :-1], reverse=True)
     else:
         h_in[:, 0] = h
-        scan_into(p[:, :-1], tot[:, :-1], h, h_in[:, 1:])
+        scan_into(p, tot, h, h_in[:, 1:])
     # 3. replay every chunk from its entering state
+    all_a, all_b, all_o = a4.unbind(2), b4.unbind(2), o4.unbind(2)
     prev = h_in
     for j in order:
-        torch.addcmul(b4[:, :, j], a4[:, :, j], prev, out=o4[:, :, j])
-        prev = o4[:, :, j]
+        torch.addcmul(all_b[j], all_a[j], prev, out=all_o[j])
+        prev = all_o[j]
     last = out[:, body.start] if reverse else out[:, body.stop - 1]
     return _sequential(a[:, rest], b[:, rest], last, out[:, rest], reverse)
 
