@@ -16,4 +16,6 @@ for top in SUBPACKAGES:
         packages.append(name)
         package_dir[name] = str(rel)
 
-setup(packages=packages, package_dir=package_dir, package_data={"fsa2rnn": ["py.typed"]})
+# non-Python files the packages read at run time: the C source of diag_scan's CPU kernel, compiled on first use
+package_data = {"fsa2rnn": ["py.typed"], "fsa2rnn.nn.ops.diag_scan": ["*.c"]}
+setup(packages=packages, package_dir=package_dir, package_data=package_data)

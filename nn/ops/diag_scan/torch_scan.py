@@ -23,6 +23,7 @@ and ∂L/∂h0 = conj(a_1) ⊙ λ_1.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -67,14 +68,16 @@ def scan_into(
     a: torch.Tensor, b: torch.Tensor, h: torch.Tensor, out: torch.Tensor, *, reverse: bool = False
 ) -> torch.Tensor:
     """Write h_t = a_t ⊙ h_{t−1} + b_t into ``out`` (B, T, D) from h_{−1} = ``h`` (B, D); ``reverse``: h_t =
-    a_t ⊙ h_{t+1} + b_t from h_T = ``h``. ``a``, ``b`` and ``out`` may be strided views. Returns the last state
-    computed (h_{T−1}, or h_0 in reverse). Not differentiable: the autograd function below supplies the backward.
+    a_t ⊙ h_{t+1} + b_t from h_T = ``h``. ``a``, ``b`` and ``out`` may be strided views, ``a`` a lazy conjugate.
+    Returns the last state computed (h_{T−1}, or h_0 in reverse). Not differentiable: the autograd function below
+    supplies the backward. cpu_kernel.scan_into has the same contract (the C kernel).
 
     The time axis is cut into tiles (:func:`choose_tile`) taken in scan order, each scanned by :func:`_scan_tile`
     from the state the previous tile left."""
     bsz, length, d = a.shape
-    if length == 0:
-        return h
+    if length == 0 or bsz * d == 0:  # nothing to scan (and no lanes to size a tile by)
+        return h if length == 0 else out[:, 0 if reverse else -1]
+    a = a.resolve_conj()  # addcmul with a lazily conjugated operand would re-conjugate every step
     tile = choose_tile(length, bsz * d, a.element_size())
     starts = range(0, length, tile)
     for s in reversed(starts) if reverse else starts:
@@ -133,30 +136,33 @@ def _sequential(a, b, h, out, reverse):
 
 
 class _DiagScan(torch.autograd.Function):
+    """The scan with the backward above; ``scan`` (:func:`scan_into`, or the C kernel's) runs the forward scan and
+    the reverse scan of the adjoint."""
+
     @staticmethod
-    def forward(ctx, a, b, h0, lengths):
+    def forward(ctx, a, b, h0, lengths, scan):
         h_init = b.new_zeros(b.shape[0], b.shape[2]) if h0 is None else h0
         h = torch.empty(b.shape, dtype=b.dtype, device=b.device)
-        scan_into(a, b, h_init, h)
+        scan(a, b, h_init, h)
         mask = None
         if lengths is not None:
             mask = length_mask(lengths, h.shape[1], h.device)
             h.masked_fill_(mask, 0)
         ctx.save_for_backward(a, h, h_init)
-        ctx.mask = mask
+        ctx.mask, ctx.scan = mask, scan
         return h
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
         a, h, h_init = ctx.saved_tensors
-        need_a, need_b, need_h0, _ = ctx.needs_input_grad
+        need_a, need_b, need_h0, _, _ = ctx.needs_input_grad
         if g.shape[1] == 0:  # nothing depends on the inputs
             needs = (need_a, need_b, need_h0)
-            return (*(torch.zeros_like(x) if n else None for x, n in zip((a, g, h_init), needs)), None)
+            return (*(torch.zeros_like(x) if n else None for x, n in zip((a, g, h_init), needs)), None, None)
         if ctx.mask is not None:
             g = g.masked_fill(ctx.mask, 0)
-        lam = adjoint(a, g)
+        lam = adjoint(a, g, ctx.scan)
         grad_a = grad_h0 = None
         if need_a:
             grad_a = torch.empty_like(lam)
@@ -164,25 +170,32 @@ class _DiagScan(torch.autograd.Function):
             torch.mul(lam[:, 0], h_init.conj(), out=grad_a[:, 0])
         if need_h0:
             grad_h0 = a[:, 0].conj() * lam[:, 0]
-        return grad_a, lam if need_b else None, grad_h0, None
+        return grad_a, lam if need_b else None, grad_h0, None, None
 
 
-def adjoint(a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    """λ_t = g_t + conj(a_{t+1}) ⊙ λ_{t+1}, λ_{T−1} = g_{T−1}: the reverse scan of the backward pass (T ≥ 1)."""
+def adjoint(a: torch.Tensor, g: torch.Tensor, scan: Callable = scan_into) -> torch.Tensor:
+    """λ_t = g_t + conj(a_{t+1}) ⊙ λ_{t+1}, λ_{T−1} = g_{T−1}: the reverse scan of the backward pass (T ≥ 1), by
+    ``scan``, which receives conj(a) as a lazy conjugate (resolved by :func:`scan_into`, read as stored by the C
+    kernel)."""
     g = g.contiguous()
     lam = torch.empty(g.shape, dtype=g.dtype, device=g.device)
     lam[:, -1] = g[:, -1]
-    coef = a[:, 1:].conj().resolve_conj()  # addcmul with a lazily conjugated operand would re-conjugate every step
-    scan_into(coef, g[:, :-1], lam[:, -1], lam[:, :-1], reverse=True)
+    scan(a[:, 1:].conj(), g[:, :-1], lam[:, -1], lam[:, :-1], reverse=True)
     return lam
 
 
 def torch_diag_scan(
-    a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None, lengths: torch.Tensor | None = None
+    a: torch.Tensor,
+    b: torch.Tensor,
+    h0: torch.Tensor | None = None,
+    lengths: torch.Tensor | None = None,
+    *,
+    scan: Callable = scan_into,
 ) -> torch.Tensor:
-    """Same contract as :func:`naive_diag_scan`; float16 and bfloat16 are computed in float32."""
+    """Same contract as :func:`naive_diag_scan`; float16 and bfloat16 are computed in float32. ``scan``: the
+    function with :func:`scan_into`'s contract that runs both scans (cpu_kernel.scan_into: the C kernel)."""
     dtype = a.dtype
     if dtype in (torch.float16, torch.bfloat16):
         a, b = a.float(), b.float()
         h0 = h0.float() if h0 is not None else None
-    return _DiagScan.apply(a, b, h0, lengths).to(dtype)
+    return _DiagScan.apply(a, b, h0, lengths, scan).to(dtype)
