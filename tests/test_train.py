@@ -370,6 +370,40 @@ def test_nfsm_heads_auto_tracks_a_base_of_the_group_action():
         TrainConfig(task="grazzi:parity", model="mamba", gumbel=0.0)
 
 
+def test_nfsm_init_options_reach_the_layer_and_draw_last():
+    """--nfsm-identity adds b to the bias of every θ[k, k] and nothing else; --nfsm-readout-std redraws only
+    out_proj, after the default initialization (the other weights are those of the default layer)."""
+    import torch
+
+    from fsa2rnn.nn.layers.nfsm import NFSM
+    from fsa2rnn.nn.tasks import get_task
+    from fsa2rnn.nn.train.config import model_config
+
+    cfg = TrainConfig(task="brandoit:Z16", model="nfsm", nfsm_heads="auto:2", nfsm_identity=1.5, nfsm_readout_std=2.0)
+    args = model_config(cfg, get_task("brandoit:Z16")).layer_args
+    assert args["identity_bias"] == 1.5 and args["readout_std"] == 2.0 and args["heads"] == [32]
+    torch.manual_seed(0)
+    plain = NFSM(64, [3, 5])
+    torch.manual_seed(0)
+    layer = NFSM(64, [3, 5], identity_bias=1.5, readout_std=2.0)
+    shift = (layer.logits.bias - plain.logits.bias).detach()
+    for block, d in ((shift[:9], 3), (shift[9:], 5)):  # off the diagonal untouched, on it + 1.5 (float32 sums)
+        torch.testing.assert_close(block.view(d, d), 1.5 * torch.eye(d), rtol=0, atol=1e-6)
+        assert torch.equal(block.view(d, d) * (1 - torch.eye(d)), torch.zeros(d, d))
+    assert torch.equal(layer.logits.weight, plain.logits.weight)
+    assert torch.equal(layer.start_logits, plain.start_logits)
+    assert 1.5 < float(layer.out_proj.weight.detach().std()) < 2.5 and float(plain.out_proj.weight.detach().std()) < 0.5
+    for bad, match in (
+        (dict(nfsm_identity=float("inf")), "--nfsm-identity must be a finite number"),
+        (dict(nfsm_readout_std=0.0), "--nfsm-readout-std must be a number > 0"),
+        (dict(nfsm_readout_std=-1.0), "--nfsm-readout-std must be a number > 0"),
+    ):
+        with pytest.raises(SpecError, match=match):
+            TrainConfig(task="brandoit:Z16", model="nfsm", **bad)
+    with pytest.raises(SpecError, match="--nfsm-identity applies to nfsm"):
+        TrainConfig(task="grazzi:parity", model="deltanet", nfsm_identity=1.0)
+
+
 def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
     from fsa2rnn.nn.train.run import preset_config
 

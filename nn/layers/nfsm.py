@@ -21,6 +21,7 @@ logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -50,6 +51,8 @@ class NFSM(SequenceLayer):
         *,
         tau: float = 0.5,
         gumbel: float | bool = 1.0,
+        identity_bias: float = 0.0,
+        readout_std: float | None = None,
         impl: str = "auto",
     ) -> None:
         super().__init__()
@@ -70,6 +73,27 @@ class NFSM(SequenceLayer):
         for i, d in enumerate(heads):
             valid[i, :d] = True
         self.register_buffer("valid", valid, persistent=False)  # (H, d_max): index j < d_i
+        self._init_tables(identity_bias, readout_std)
+
+    def _init_tables(self, identity_bias: float, readout_std: float | None) -> None:
+        """Initialization options of the training recipes (README, "Training"): ``identity_bias`` b adds b to the
+        bias of every θ[k, k], so that every table starts near the identity (the right table of an identity
+        symbol, and a row that moves only when the loss asks); ``readout_std`` s draws ``out_proj`` from
+        N(0, s²) instead of the Linear default, so that an index no word has reached yet is read out as clearly
+        as a used one and the straight-through choice of a row can pick it (the default's small columns make
+        training merge states). Drawn last, after the default initialization."""
+        if not _finite(identity_bias):
+            raise ConfigError(f"NFSM: identity_bias must be a finite number, got {identity_bias!r}")
+        if readout_std is not None and not (_finite(readout_std) and readout_std > 0):
+            raise ConfigError(f"NFSM: readout_std must be a number > 0 or None, got {readout_std!r}")
+        with torch.no_grad():
+            start = 0
+            for d in self.heads:
+                if identity_bias:
+                    self.logits.bias[start : start + d * d].view(d, d).add_(identity_bias * torch.eye(d))
+                start += d * d
+            if readout_std is not None:
+                self.out_proj.weight.normal_(0.0, float(readout_std))
 
     # ------------------------------------------------------------------ logits and tables
     def head_logits(self, x: torch.Tensor) -> torch.Tensor:
@@ -139,3 +163,7 @@ class NFSM(SequenceLayer):
         if theta.shape[1] > x.shape[1]:
             states, idx = states[:, 1:], idx[:, 1:]
         return states, idx
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

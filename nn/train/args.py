@@ -41,6 +41,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         dict(type=float, help="NFSM: scale of the Gumbel noise in training; 0: deterministic straight-through (1)."),
     ),
     (
+        ("--nfsm-identity",),
+        dict(type=float, help="NFSM init: add B to the logit bias of every θ[k, k], tables start as the identity (0)."),
+    ),
+    (
+        ("--nfsm-readout-std",),
+        dict(type=float, help="NFSM init: draw the layer's output projection from N(0, S²) (default: Linear's)."),
+    ),
+    (
         ("--short-conv/--no-short-conv",),
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),

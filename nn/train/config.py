@@ -16,6 +16,7 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -54,6 +55,8 @@ class TrainConfig:
     nfsm_heads: str | None = None
     #: NFSM: the scale of the training Gumbel noise (None: the layer's default 1, the paper's estimator)
     gumbel: float | None = None
+    nfsm_identity: float | None = None
+    nfsm_readout_std: float | None = None
     short_conv: bool | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
@@ -151,6 +154,10 @@ class TrainConfig:
             not isinstance(self.gumbel, (int, float)) or isinstance(self.gumbel, bool) or not self.gumbel >= 0
         ):
             raise SpecError(f"--gumbel must be a number ≥ 0, got {self.gumbel!r}")
+        if self.nfsm_identity is not None and not _finite(self.nfsm_identity):
+            raise SpecError(f"--nfsm-identity must be a finite number, got {self.nfsm_identity!r}")
+        if self.nfsm_readout_std is not None and not (_finite(self.nfsm_readout_std) and self.nfsm_readout_std > 0):
+            raise SpecError(f"--nfsm-readout-std must be a number > 0, got {self.nfsm_readout_std!r}")
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
 
@@ -240,6 +247,10 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
         if cfg.gumbel is not None:
             args["gumbel"] = float(cfg.gumbel)
+        if cfg.nfsm_identity is not None:
+            args["identity_bias"] = float(cfg.nfsm_identity)
+        if cfg.nfsm_readout_std is not None:
+            args["readout_std"] = float(cfg.nfsm_readout_std)
     if cfg.state_size is not None:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
@@ -283,3 +294,7 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
     return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -23,6 +23,8 @@ ARCH_FLAGS = {
     "state_size": ("mamba", "dlr"),
     "nfsm_heads": ("nfsm",),
     "gumbel": ("nfsm",),
+    "nfsm_identity": ("nfsm",),
+    "nfsm_readout_std": ("nfsm",),
     "short_conv": ("deltanet", "deltaproduct", "mamba"),
 }
 
