@@ -97,3 +97,13 @@ def test_init_from_another_automaton_or_a_cascade_is_refused(models, tmp_path):
     assert res.exit_code == 2 and "cascade wiring" in res.stderr, res.output
     res = CliRunner().invoke(main, ["train", "grazzi:parity", "--init-noise", "0.1", "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "needs --init-from" in res.stderr
+
+
+def test_nfsm_init_flags_are_refused_with_compiled_weights(tmp_path):
+    path = tmp_path / "z5.safetensors"
+    compile_nfsm(resolve_spec("Z5")).save(path)
+    for flag in ("--nfsm-identity", "--nfsm-readout-std"):
+        res = CliRunner().invoke(main, ["train", "Z5", "--model", "nfsm", "--init-from", str(path), flag, "1",
+                                        "--out", str(tmp_path / "r")])  # fmt: skip
+        assert res.exit_code == 2 and f"{flag} sets an initialization" in res.stderr, res.output
+        assert not (tmp_path / "r").exists()

@@ -28,6 +28,8 @@ from ..model import ModelConfig, SequenceModel
 #: TrainConfig fields the compiled model determines
 ARCH_FIELDS = ("model", "eig", "n_h", "layers", "d_model", "heads", "head_dim", "state_size", "nfsm_heads",
                "short_conv", "mlp_ratio", "dropout")  # fmt: skip
+#: initialization settings, meaningless with compiled weights
+INIT_FIELDS = ("nfsm_identity", "nfsm_readout_std")
 _NOISE_STREAM = 4
 
 
@@ -62,6 +64,10 @@ def init_architecture(cfg: Any, task: Any) -> Any:
     check_task(compiled, task)
     arch = _arch_of(net)
     defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
+    for name in INIT_FIELDS:  # initializations the compiled weights replace
+        if getattr(cfg, name) is not None:
+            flag = f"--{name.replace('_', '-')}"
+            raise SpecError(f"{flag} sets an initialization; --init-from takes the compiled weights")
     for name in ARCH_FIELDS:
         value = getattr(cfg, name)
         if value != defaults[name] and value != arch.get(name, defaults[name]):
