@@ -330,3 +330,19 @@ def test_lstm_and_transformer_states():
 def test_bad_configuration(make, match):
     with pytest.raises(ConfigError, match=match):
         make()
+
+
+def test_nfsm_exact_tables_in_position_blocks(monkeypatch):
+    """The exact forward computes θ for LOGIT_BLOCK entries at a time; any block size gives the tables of the
+    whole batch at once (argmax θ per position, identity past each head's size)."""
+    from fsa2rnn.nn.layers import nfsm as nfsm_module
+
+    torch.manual_seed(3)
+    layer = nfsm_module.NFSM(16, [5, 3]).eval()
+    x = torch.randn(3, 11, 16)
+    theta = layer.head_logits(x)
+    want = torch.where(layer.valid, theta.argmax(-1), torch.arange(5))
+    for block in (1, 50, 7 * 2 * 25, 1 << 24):  # one position's entries are 2 · 5² = 50
+        monkeypatch.setattr(nfsm_module, "LOGIT_BLOCK", block)
+        assert torch.equal(layer.transition(x), want)
+    assert layer.transition(x[:, :0]).shape == (3, 0, 2, 5)

@@ -37,6 +37,10 @@ from .base import ConfigError, SequenceLayer, State
 PAD_LOGIT = -1e4
 
 
+#: logits (positions × H · d_max²) the exact forward computes at once: the transient θ stays within 64 MiB (float32)
+LOGIT_BLOCK = 1 << 24
+
+
 class NFSM(SequenceLayer):
     """NFSM token mixer: ``heads`` = [d_1, …, d_r] attractor indices per head, temperature ``tau``, Gumbel noise
     scale ``gumbel``.
@@ -111,8 +115,13 @@ class NFSM(SequenceLayer):
         return self.start_logits.masked_fill(~self.valid, float("-inf")).argmax(-1)
 
     def transition(self, x: torch.Tensor) -> torch.Tensor:
-        """Tables σ_x (…, H, d_max) int64 (entries past d_i are the identity, never reached)."""
-        tables = self.head_logits(x).argmax(-1)
+        """Tables σ_x (…, H, d_max) int64 (entries past d_i are the identity, never reached). The logits θ are
+        computed for LOGIT_BLOCK entries at a time: only the tables of all positions are kept (64 indices per head
+        are 4096 logits a position)."""
+        flat = x.reshape(-1, x.shape[-1])
+        step = max(1, LOGIT_BLOCK // (len(self.heads) * self.d_max**2))
+        blocks = [self.head_logits(flat[i : i + step]).argmax(-1) for i in range(0, max(1, flat.shape[0]), step)]
+        tables = torch.cat(blocks).view(*x.shape[:-1], len(self.heads), self.d_max)
         ident = torch.arange(self.d_max, device=tables.device)
         return torch.where(self.valid, tables, ident)
 
