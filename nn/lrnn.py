@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.runtime.lookup import DENSE_KEYS
 
 from .ops.lrnn_scan import (
     monomial_form,
@@ -49,8 +50,7 @@ def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor
     return torch.where(sorted_keys[pos] == keys, pos, torch.full_like(pos, -1))
 
 
-#: key spaces up to this size get a dense lookup table (one gather) instead of a binary search
-DENSE_KEYS = 1 << 22
+#: key spaces up to DENSE_KEYS get a dense lookup table (one gather) instead of a binary search
 
 
 SCANS = ("sequential", "parallel", "auto")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: key spaces up to this size get a dense table (the torch runtime's nn.lrnn.DENSE_KEYS)
+#: key spaces up to this size get a dense table (here and in the torch runtime's nn.lrnn.KeyTable)
 DENSE_KEYS = 1 << 22
 
 
@@ -33,13 +33,3 @@ class KeyLookup:
             return np.full(key.shape, -1, dtype=np.int64)
         pos = np.minimum(np.searchsorted(self.keys, key), self.keys.size - 1)
         return np.where(self.keys[pos] == key, self.values[pos], -1)
-
-
-def mixed_radix(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
-    """Σ_i cols[i] · Π_{j<i} radix[j] (int64; the first column least significant)."""
-    key = np.asarray(cols[0], dtype=np.int64).copy()
-    mult = int(radix[0])
-    for c, r in zip(cols[1:], radix[1:]):
-        key += np.asarray(c, dtype=np.int64) * mult
-        mult *= int(r)
-    return key

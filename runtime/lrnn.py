@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsa2rnn.compiler.lrnn_spec import encode_keys
 from fsa2rnn.compiler.model import CompiledModel
 
 from .affine_scan import affine_scan
-from .lookup import KeyLookup, mixed_radix
+from .lookup import KeyLookup
 
 #: score entries (positions × code points) of one block of the nearest-code readout: a block stays in cache
 READOUT_BLOCK = 1 << 17
@@ -27,7 +28,7 @@ class _Layer:
     def __init__(self, model: CompiledModel, entry: dict) -> None:
         t, name = model.tensors, entry["name"]
         self.radix = [int(r) for r in entry["radix"]]
-        keys = mixed_radix(list(np.asarray(t[f"{name}.keys"]).T), self.radix)
+        keys = encode_keys(list(np.asarray(t[f"{name}.keys"]).T), self.radix)
         self.rows = KeyLookup(keys, np.arange(keys.size), int(np.prod(self.radix, dtype=object)))
         if entry["kind"] == "diagonal":
             self.a = t[f"{name}.lam_re"] + 1j * t[f"{name}.lam_im"]
@@ -44,6 +45,7 @@ class _Layer:
                 self.width = int(entry["width"])
                 self.codes = None
                 self.hash = KeyLookup(t[f"{name}.hkeys"], t[f"{name}.hvals"], self.width**self.width)
+                self.powers = self.width ** np.arange(self.width, dtype=np.int64)
 
     def _nearest(self, codes: np.ndarray, code_states: np.ndarray) -> None:
         self.codes = np.ascontiguousarray(codes.T)  # (n, S): real coordinates (re, im stacked for complex)
@@ -66,8 +68,7 @@ class _Layer:
             return self.code_states[best].reshape(h.shape[:-1])
         r = np.rint(h)
         ok = (r.min(-1) >= 1) & (r.max(-1) <= self.width)
-        powers = self.width ** np.arange(self.width, dtype=np.int64)
-        key = np.einsum("...i,i->...", np.clip(r, 1, self.width).astype(np.int64) - 1, powers)
+        key = np.einsum("...i,i->...", np.clip(r, 1, self.width).astype(np.int64) - 1, self.powers)
         return self.hash(np.where(ok, key, -1))
 
 
@@ -100,10 +101,10 @@ class LinearRNNExecutor:
                 cols.append(prev)
             for c in cols[1:]:  # a failed decode upstream: that position is invalid, its row read at state 0
                 bad |= c < 0
-            rows = layer.rows(mixed_radix([np.maximum(c, 0) for c in cols], layer.radix))
+            rows = layer.rows(encode_keys([np.maximum(c, 0) for c in cols], layer.radix))
             bad |= rows < 0
             hidden = affine_scan(layer.a, layer.b, np.maximum(rows, 0), layer.h0)
             states.append(layer.decode(hidden))
             bad |= states[-1] < 0
-        out = self.final(mixed_radix([np.maximum(s, 0) for s in states], self.final_radix))
+        out = self.final(encode_keys([np.maximum(s, 0) for s in states], self.final_radix))
         return np.where(bad, -1, out)

@@ -16,6 +16,7 @@ A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectio
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -58,6 +59,11 @@ def check_choice(layer: str, name: str, value: Any, allowed: tuple) -> Any:
     if v not in allowed:
         raise ConfigError(f"{layer}: {name}={value!r} is not one of {', '.join(repr(a) for a in allowed)}")
     return v
+
+
+def is_finite_number(x: Any) -> bool:
+    """An int or float (not a bool) that is finite."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def check_positive(layer: str, **values: int) -> None:

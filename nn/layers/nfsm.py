@@ -21,7 +21,6 @@ logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -31,7 +30,7 @@ from torch import nn
 from ..ops import st_table_scan
 from ..ops.st_table_scan import gumbel_noise
 from ..ops.table_scan import table_scan
-from .base import ConfigError, SequenceLayer, State
+from .base import ConfigError, SequenceLayer, State, is_finite_number
 
 #: logit of the padding entries of heads smaller than d_max (finite, so no softmax row turns NaN)
 PAD_LOGIT = -1e4
@@ -86,9 +85,9 @@ class NFSM(SequenceLayer):
         N(0, s²) instead of the Linear default, so that an index no word has reached yet is read out as clearly
         as a used one and the straight-through choice of a row can pick it (the default's small columns make
         training merge states). Drawn last, after the default initialization."""
-        if not _finite(identity_bias):
+        if not is_finite_number(identity_bias):
             raise ConfigError(f"NFSM: identity_bias must be a finite number, got {identity_bias!r}")
-        if readout_std is not None and not (_finite(readout_std) and readout_std > 0):
+        if readout_std is not None and not (is_finite_number(readout_std) and readout_std > 0):
             raise ConfigError(f"NFSM: readout_std must be a number > 0 or None, got {readout_std!r}")
         with torch.no_grad():
             start = 0
@@ -172,7 +171,3 @@ class NFSM(SequenceLayer):
         if theta.shape[1] > x.shape[1]:
             states, idx = states[:, 1:], idx[:, 1:]
         return states, idx
-
-
-def _finite(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

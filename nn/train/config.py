@@ -16,13 +16,13 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
 
 from ..layers import LAYERS
+from ..layers.base import is_finite_number
 from ..model import ModelConfig
 from ..tasks import Task, parse_length_range
 from .presets import ARCH_FLAGS
@@ -154,9 +154,10 @@ class TrainConfig:
             not isinstance(self.gumbel, (int, float)) or isinstance(self.gumbel, bool) or not self.gumbel >= 0
         ):
             raise SpecError(f"--gumbel must be a number ≥ 0, got {self.gumbel!r}")
-        if self.nfsm_identity is not None and not _finite(self.nfsm_identity):
+        if self.nfsm_identity is not None and not is_finite_number(self.nfsm_identity):
             raise SpecError(f"--nfsm-identity must be a finite number, got {self.nfsm_identity!r}")
-        if self.nfsm_readout_std is not None and not (_finite(self.nfsm_readout_std) and self.nfsm_readout_std > 0):
+        std = self.nfsm_readout_std
+        if std is not None and not (is_finite_number(std) and std > 0):
             raise SpecError(f"--nfsm-readout-std must be a number > 0, got {self.nfsm_readout_std!r}")
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
@@ -294,7 +295,3 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
     return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

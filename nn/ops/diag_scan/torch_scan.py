@@ -102,11 +102,10 @@ def _scan_tile(a, b, h, out, reverse):
     feed = slice(1, k) if reverse else slice(0, k - 1)
     steps_a, steps_b = a4[:, feed].unbind(2), b4[:, feed].unbind(2)
     order = list(range(c - 1, -1, -1) if reverse else range(c))
-    tot = steps_b[order[0]]  # a view of b until the first step writes a fresh tensor
-    for n, j in enumerate(order[1:]):
-        if n == 0:
-            tot = torch.addcmul(steps_b[j], steps_a[j], tot)
-        else:
+    tot = steps_b[order[0]]  # a view of b: the second step writes a fresh tensor, the later ones update it
+    if c > 1:
+        tot = torch.addcmul(steps_b[order[1]], steps_a[order[1]], tot)
+        for j in order[2:]:
             torch.addcmul(steps_b[j], steps_a[j], tot, out=tot)
     p = a4[:, feed].prod(dim=2)
     # 2. carry: h_in[k] is the state entering chunk k (in scan order), a scan over the chunks
