@@ -419,31 +419,28 @@ class FastNFSM(FastStepper):
         pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
         return np.where(self.codes[pos] == code, self.states[pos], -1)
 
-    def _top2(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        u = h.astype(np.float64).reshape(len(h), self.heads, -1)
-        k = u.argmax(-1)
-        first = np.take_along_axis(u, k[..., None], -1)[..., 0]
-        rest = u.copy()
-        np.put_along_axis(rest, k[..., None], -np.inf, -1)
-        j = rest.argmax(-1)
-        second = np.take_along_axis(u, j[..., None], -1)[..., 0]
-        return u, k, first, j, second
+    def _top2(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every head's two largest coordinates (values and indices, (N, heads, 2)) by torch.topk, whose order
+        among equal coordinates (a one-hot vector's zeros) decides the adversary's direction in the reference."""
+        u = h.astype(np.float64, copy=False).reshape(len(h), self.heads, -1)
+        top = torch.from_numpy(u).topk(2, dim=-1)
+        return u, top.values.numpy(), top.indices.numpy()
 
     def nearest(self, h: np.ndarray) -> np.ndarray:
         if not self.onehot or self.stacked.shape[-1] < 2:
             return super().nearest(h)
-        u, _, first, _, _ = self._top2(h)
-        return np.sqrt(np.maximum((u * u).sum(-1) - 2 * first + 1, 0).sum(-1))
+        u, values, _ = self._top2(h)
+        return np.sqrt(np.maximum((u * u).sum(-1) - 2 * values[..., 0] + 1, 0).sum(-1))
 
     def push(self, h: np.ndarray) -> np.ndarray:
         if not self.onehot or self.stacked.shape[-1] < 2:
             return super().push(h)
-        u, k, first, j, second = self._top2(h)
-        head = (first - second).argmin(-1)
+        u, values, idx = self._top2(h)
+        head = (values[..., 0] - values[..., 1]).argmin(-1)
         rows = np.arange(len(h))
         out = np.zeros_like(u)
-        out[rows, head, k[rows, head]] = -SQRT_HALF
-        out[rows, head, j[rows, head]] = SQRT_HALF
+        out[rows, head, idx[rows, head, 0]] = -SQRT_HALF
+        out[rows, head, idx[rows, head, 1]] = SQRT_HALF
         return out.reshape(len(h), -1)
 
 
