@@ -264,9 +264,18 @@ class SequenceModel(nn.Module):
             self.train(was)
         return pred if pad is None else pred.masked_fill(pad.to(pred.device), -1)
 
-    def predictor(self, device: torch.device | str | None = None):
+    def predictor(self, device: torch.device | str | None = None, *, read: str = "auto"):
         """The chunked protocol of :func:`fsa2rnn.nn.evaluate.failing_length`: ``predict(inputs, state) ->
-        (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode)."""
+        (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode).
+        ``read``: ``"auto"`` reads a one-layer NFSM through its tables (nn/table_predict.py: a table scan and one
+        output per (token, configuration) pair; the model must not change meanwhile), ``"logits"`` runs the forward
+        at every position (the reference)."""
+        from .table_predict import NFSMTablePredictor, table_readable
+
+        if read not in ("auto", "logits"):
+            raise ConfigError(f"SequenceModel.predictor: unknown read {read!r} (choose from auto, logits)")
+        if read == "auto" and table_readable(self):
+            return NFSMTablePredictor(self, device)
         dev = torch.device(device) if device is not None else self.embedding.weight.device
 
         @torch.no_grad()
