@@ -284,17 +284,17 @@ def l_max_table(
     n_words: int = 512,
     dtypes: tuple[str, ...] = LMAX_DTYPES,
     seed: int = 0,
+    read: str = "auto",
 ) -> dict[str, Any]:
     """L_max of the trained model on the task's evaluation words and of the compiled model on its automaton's words
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
-    entries ``{l_max, capped}`` (``error`` where a dtype does not run)."""
+    entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
+    (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
     from fsa2rnn.nn.evaluate import automaton_words, stateless
 
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
-    out["trained"] = [
-        _search(lambda dt: copy.deepcopy(trained).to(dt).predictor(), task.word_source(), dt, start, cap, n_words, seed)
-        for dt in dtypes
-    ]
+    make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
+    out["trained"] = [_search(make, task.word_source(), dt, start, cap, n_words, seed) for dt in dtypes]
     if compiled is None:
         out["compiled"] = None
         return out
@@ -308,7 +308,7 @@ def l_max_table(
         seq = _sequence_model(compiled)
 
         def predictor(dt: torch.dtype) -> Any:
-            return copy.deepcopy(seq).to(dt).predictor()
+            return copy.deepcopy(seq).to(dt).predictor(read=read)
     except ConstructionError:  # cascades and diagonal models: the runtime module, rerun on whole prefixes
         from fsa2rnn.nn import load_model
 
