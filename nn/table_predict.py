@@ -62,6 +62,12 @@ class NFSMTablePredictor:
         self.configs = self.d_max**self.heads
         self.cache = np.full(model.config.vocab * self.configs, -1, dtype=np.int64)
 
+    def outputs(self, tokens: np.ndarray, prev: np.ndarray) -> np.ndarray:
+        """The class the model predicts on reading ``tokens`` (…) from the configurations ``prev`` (…, heads)."""
+        keys = tokens * self.configs + prev @ self.weights
+        self._fill(keys.reshape(-1))
+        return self.cache[keys]
+
     @torch.no_grad()
     def _fill(self, keys: np.ndarray) -> None:
         """Evaluate the model on the (token, previous configuration) pairs ``keys`` not yet cached."""
@@ -83,9 +89,7 @@ class NFSMTablePredictor:
     def __call__(self, inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
         ids = np.asarray(inputs, dtype=np.int64)
         bsz, length = ids.shape
-        if ids.size and (ids.min() < 0 or ids.max() >= self.model.config.vocab):
-            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.model.config.vocab - 1})")
+        self.check_ids(ids)
         if state is None:
             prev = np.broadcast_to(self.start, (bsz, self.heads))
         else:
@@ -93,11 +97,15 @@ class NFSMTablePredictor:
         if length == 0:
             return np.empty((bsz, 0), dtype=np.int64), state
         idx = np.stack([table_scan(self.tables[:, h, :], ids, prev[:, h]) for h in range(self.heads)], axis=-1)
-        code = np.concatenate([prev[:, None, :], idx[:, :-1]], axis=1) @ self.weights  # h_{t−1}, (B, T)
-        keys = ids * self.configs + code
-        self._fill(keys.reshape(-1))
+        before = np.concatenate([prev[:, None, :], idx[:, :-1]], axis=1)  # h_{t−1}, (B, T, heads)
         last = torch.from_numpy(np.ascontiguousarray(idx[:, -1])).to(self.device)
-        return self.cache[keys], [{"indices": last}]
+        return self.outputs(ids, before), [{"indices": last}]
+
+    def check_ids(self, ids: np.ndarray) -> None:
+        """UnknownSymbolError for a token id outside the vocabulary."""
+        if ids.size and (ids.min() < 0 or ids.max() >= self.model.config.vocab):
+            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
+            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.model.config.vocab - 1})")
 
 
 __all__ = ["MAX_PAIRS", "NFSMTablePredictor", "table_readable"]

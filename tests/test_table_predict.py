@@ -65,3 +65,21 @@ def test_other_models_and_bad_ids():
     assert not table_readable(SequenceModel(4, 3, "deltaproduct", 1, 16))
     with pytest.raises(UnknownSymbolError):
         _model(0, [4], 0.0).predictor()(np.array([[0, 4]]), None)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.5, 1.5])
+def test_perturbed_trajectories_through_the_tables_are_the_forward_ones(eta):
+    """verify RUN --eta --lmax on a one-layer NFSM (realize/trained_robust.py): the same random η-trajectories by
+    the table scan as by the per-step forward (the same draws; above η* = 1/√2 heads jump)."""
+    from fsa2rnn.realize.trained_robust import perturbed_predictor
+
+    model = _model(4, [5, 3], 1.0)
+    fast, ref = perturbed_predictor(model, eta, seed=3), perturbed_predictor(model, eta, seed=3, read="logits")
+    rng = np.random.default_rng(0)
+    sf = sr = None
+    for length in (9, 30):
+        ids = rng.integers(0, 4, (16, length))
+        got, sf = fast(ids, sf)
+        want, sr = ref(ids, sr)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(sf[0]["indices"].numpy(), sr[0]["indices"].numpy())
