@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -44,16 +43,18 @@ def _timed(fn):
 
 def _child(args: list[str]) -> str:
     """Wall seconds, CPU seconds (user + system: what a loaded machine does not inflate), peak RSS in MiB and exit
-    code of ``fsa2rnn ARGS`` in a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "fsa2rnn.cli", *args], capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    if proc.returncode not in (0, 1):
-        print(proc.stderr.strip()[-400:])
-    return f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {after.ru_maxrss / 1024:.0f} MiB, exit {proc.returncode}"
+    code of ``fsa2rnn ARGS`` in a child process (its own resource usage, os.wait4)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "fsa2rnn.cli", *args], stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        if rc not in (0, 1):
+            err.seek(0)
+            print(err.read().decode(errors="replace").strip()[-400:])
+    cpu = usage.ru_utime + usage.ru_stime
+    return f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {usage.ru_maxrss / 1024:.0f} MiB, exit {rc}"
 
 
 def bench_verify(cap: int, headline_cap: int) -> None:
