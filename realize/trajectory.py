@@ -113,6 +113,8 @@ class _Faces:
         return idx, (idx < self.dim).astype(np.float64)
 
     def _gather(self, h: np.ndarray, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if len(idx) == 1 and idx.shape[1] == self.dim:  # one block spanning h: no padding
+            return h[:, None, :]
         u = h[:, np.minimum(idx, self.dim - 1)]
         u *= mask
         return u
@@ -290,6 +292,8 @@ class FastLinearRNN(FastStepper):
 
     def _parts(self, h: np.ndarray) -> np.ndarray:
         """h as (N, layers, widest) with zero padding."""
+        if len(self.layers) == 1:
+            return h[:, None, :]
         p = h[:, self.pidx]
         p *= self.pmask
         return p
@@ -327,7 +331,7 @@ class FastLinearRNN(FastStepper):
                 keys = keys + upper @ self.key_mult
             rows = self.dense_cat[keys]
             new = np.matmul(self.a_cat[rows], self._parts(h)[..., None])[..., 0] + self.b_cat[rows]
-            return new.reshape(len(h), -1)[:, self.unpad]
+            return new[:, 0] if len(self.layers) == 1 else new.reshape(len(h), -1)[:, self.unpad]
         out = np.empty_like(h)
         for i, (s, (a, b)) in enumerate(zip(self.layers, self.bounds)):
             key = _encode([x, *upper.T[:i]], s["radix"])  # in range: symbols and decoded states below their radix
