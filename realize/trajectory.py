@@ -16,6 +16,7 @@ unless a state sits exactly on a cell face, which tests/test_trajectory.py check
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -361,6 +362,23 @@ class FastLinearRNN(FastStepper):
         return np.where((states < 0).any(-1), -1, out)
 
 
+def _key_weights(net: Any, i: int) -> tuple[list[int], list[int]]:
+    """The mixed-radix weights of layer i's key digits (the symbol, then its upper heads) and those heads."""
+    if hasattr(net, "key_weights"):  # the compiled module's own weights and program
+        return [int(w) for w in net.key_weights[i]], [int(g) for g in net.program.layers[i].upper]
+    spec = net.layer_specs[i]
+    radices = [int(r) for r in spec["key_radices"]]
+    return [math.prod(radices[m + 1 :]) for m in range(len(radices))], [int(g) for g in spec["upper"]]
+
+
+def _readout(net: Any, space: int) -> KeyLookup:
+    """The readout configuration code → automaton state (−1: none) of a compiled NFSM module."""
+    table = getattr(net, "readout", None)
+    if table is not None and hasattr(table, "keys"):
+        return _lookup(table)
+    return KeyLookup(_np(net.readout_codes), _np(net.readout_states), space)
+
+
 class FastNFSM(FastStepper):
     """Compiled NFSMs (steppers.NFSMStepper): restore by rounding to the nearest attractor, then the tables."""
 
@@ -375,14 +393,14 @@ class FastNFSM(FastStepper):
         self.head_range = np.arange(self.heads)
         self.banks = [_np(b) for b in stepper.flat_banks]
         self.d_max = stepper.d_max
+        # layer i's key: Σ_m w_m · (x, the indices of its upper heads)_m (mixed radix, the symbol most significant)
         self.specs = [
-            ([int(r) for r in spec["key_radices"][1:]], [int(u) for u in spec["upper"]], _np(local), _np(glob))
-            for spec, (local, glob) in zip(net.layer_specs, stepper.layer_index)
+            (*_key_weights(net, i), _np(local), _np(glob)) for i, (local, glob) in enumerate(stepper.layer_index)
         ]
         self.initial_config = _np(stepper.initial_config)
-        self.code_weights = _np(stepper.code_weights)
-        self.dense = None if net.readout_dense is None else _np(net.readout_dense)
-        self.codes, self.states = _np(net.readout_codes), _np(net.readout_states)
+        radices = [int(r) for r in net.radices]  # configuration code: mixed radix, the first head most significant
+        self.code_weights = np.asarray([math.prod(radices[i + 1 :]) for i in range(len(radices))], dtype=np.int64)
+        self.readout = _readout(net, math.prod(radices))
 
     def _vectors(self, idx: np.ndarray) -> np.ndarray:
         if self.stacked is not None:
@@ -404,10 +422,10 @@ class FastNFSM(FastStepper):
     def step(self, h: np.ndarray, x: np.ndarray, decoded: Any = None) -> np.ndarray:
         idx = self.decode(h) if decoded is None else decoded
         new = np.empty_like(idx)
-        for (radices, upper, local, glob), bank in zip(self.specs, self.banks):
-            key = x.astype(np.int64)
-            for j, r in enumerate(radices):
-                key = key * r + idx[:, upper[j]]
+        for (weights, upper, local, glob), bank in zip(self.specs, self.banks):
+            key = x * weights[0]
+            for w, g in zip(weights[1:], upper):
+                key = key + idx[:, g] * w
             own = idx if len(self.specs) == 1 else idx[:, glob]
             got = bank[(key[:, None] * len(local) + local) * self.d_max + own]
             if len(self.specs) == 1:
@@ -417,11 +435,7 @@ class FastNFSM(FastStepper):
 
     def read(self, h: np.ndarray, decoded: Any = None) -> np.ndarray:
         idx = self.decode(h) if decoded is None else decoded
-        code = (idx * self.code_weights).sum(-1)
-        if self.dense is not None:
-            return self.dense[code]
-        pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
-        return np.where(self.codes[pos] == code, self.states[pos], -1)
+        return self.readout(idx @ self.code_weights)
 
     def _top2(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every head's two largest coordinates (values and indices, (N, heads, 2)) by torch.topk, whose order
