@@ -4,14 +4,16 @@ realize/robust.py's reference loop steps a :class:`~fsa2rnn.realize.steppers.Ste
 time over all words at once; with state vectors of a few dozen entries its cost is torch's dispatch overhead (about
 2 ms a step whatever the number of words). A :class:`FastStepper` holds the same weights, tables and code geometry
 as numpy arrays at the stepper's dtype and computes the same Φ_x, π, decoding, drift and adversarial push with the
-same arithmetic (the same products, sums and comparisons in the same order), so that a trajectory costs tens of
-microseconds a step and reads out the same states; :func:`run` is the loop (the random perturbation draws the same
-numbers from the same torch generator as the reference). Float64 and float32 only (numpy has no bfloat16, and its
-float16 arithmetic differs from torch's): other dtypes keep the reference loop (:func:`fast_stepper` is None).
+same arithmetic (the same products, sums and comparisons in the same order) in a fixed number of numpy calls a step
+— the layers of a cascade and the cells of all blocks stacked —, so that it reads out the same states in a fraction
+of the time (docs/checks.md); :func:`run` is the loop. The random perturbation draws the same numbers from the same
+torch generator as the reference and scales them in numpy (its norm may round differently in the last bit). Float64
+and float32 only (numpy has no bfloat16, and its float16 arithmetic differs from torch's): other dtypes keep the
+reference loop (:func:`fast_stepper` is None).
 
-The one place where the two may round differently is a matrix product whose summation order the libraries choose
-(the fused A(x)·h of a Householder layer, a nearest-code score ⟨c, h⟩): the states read out and the L_max agree
-unless a state sits exactly on a cell face, which tests/test_trajectory.py checks on T4/S5/Z5/NFSM models.
+Where the libraries choose a summation order (the fused A(x)·h of a Householder layer, a nearest-code score ⟨c, h⟩)
+the two could round differently; the states read out and the L_max then still agree unless a state sits exactly on
+a cell face. tests/test_trajectory.py checks both on T4/S5/Z5/Z7/NFSM/shift-register models.
 """
 
 from __future__ import annotations
