@@ -18,9 +18,9 @@ An entry whose parts differ (an exact check and a float run) gets both words joi
 and its evidence names each part; ``failed`` whenever a check fails (or raises). Checks are two-sided where the
 claim allows: a construction is shown right *and* its checker is shown to reject a near miss.
 
-Sources: ``grazzi`` — Grazzi et al., *Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues*; ``brandoit`` — Brandoit et al., *Length-Independent State Tracking Under a
-Parallel Scan*; ``dlr`` — Gupta, Mehta & Berant, *Simplifying and Understanding State Space Models with Diagonal
-Linear RNNs*.
+Sources: ``grazzi`` — Grazzi et al., *Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues*;
+``brandoit`` — Brandoit et al., *Length-Independent State Tracking Under a Parallel Scan*; ``dlr`` — Gupta, Mehta &
+Berant, *Simplifying and Understanding State Space Models with Diagonal Linear RNNs*.
 """
 
 from __future__ import annotations

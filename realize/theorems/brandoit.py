@@ -601,8 +601,8 @@ def lemF11(thorough: bool) -> Part:
         )
     return verified(
         f"{definite} definite (degrees {sorted(degrees)}), {len(autos) - definite} not: the degree from the "
-        "definition (the maps of all words of length k iterated until all are constant) equals definite_degree, and a non-constant "
-        "idempotent δ_w exists exactly for the non-definite ones",
+        "definition (the maps of all words of length k iterated until all are constant) equals definite_degree, "
+        "and a non-constant idempotent δ_w exists exactly for the non-definite ones",
         cases=f"{len(autos) - 4} random automata (2–6 states, 1–3 symbols, seed 1), (a|b)*ab, (a|b)*a(a|b)(a|b), "
         "flipflop, parity; reachable parts",
     )
