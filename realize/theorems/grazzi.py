@@ -457,3 +457,57 @@ def thm6(thorough: bool) -> list[Part]:
             "float64 runs right", cases=cases, tolerance="none (argmax readout equal)", samples=f"{n_words}×{length}"
         ),
     ]
+
+
+def _layer_spectrum(name: str, args: dict, *, d_model: int, n_inputs: int, seed: int) -> np.ndarray:
+    """Eigenvalues (complex) of transition(x) of a freshly initialized layer class (float64) over random inputs
+    x ~ N(0, 20²) of width d_model: the values its parameterization can take, no training."""
+    from fsa2rnn.nn.layers import build_layer
+
+    torch.manual_seed(seed)
+    layer = build_layer(name, d_model, **args).double()
+    x = torch.randn(n_inputs, d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)) * 20
+    with torch.no_grad():
+        a = layer.transition(x)
+    if name == "mamba":
+        return a.reshape(-1).numpy().astype(np.complex128)
+    return torch.linalg.eigvals(a.reshape(-1, a.shape[-2], a.shape[-1])).reshape(-1).numpy()
+
+
+@theorem(
+    "grazzi.sec4.2",
+    f"{SRC}, §4.2 (eq. 2) and Proposition 1 (3)",
+    "the learned layers' transitions have eigenvalues in [−1, 1] with the extended range (DeltaNet and DeltaProduct "
+    "with β ∈ [0, 2], Mamba with 2s − 1) and in [0, 1] without it, and the extended range reaches −1",
+    "bound",
+)
+def sec42(thorough: bool) -> Part:
+    n_inputs = 512 if thorough else 128
+    layers = [
+        ("deltanet", {"heads": 2, "head_dim": 4, "beta_range": (0, 2)}, True),
+        ("deltaproduct", {"heads": 2, "head_dim": 4, "n_h": 2, "beta_range": (0, 2)}, True),
+        ("mamba", {"state_size": 4, "eig_range": (-1, 1)}, True),
+        ("deltanet", {"heads": 2, "head_dim": 4, "beta_range": (0, 1)}, False),
+        ("deltaproduct", {"heads": 2, "head_dim": 4, "n_h": 2, "beta_range": (0, 1)}, False),
+        ("mamba", {"state_size": 4, "eig_range": (0, 1)}, False),
+    ]
+    out, total = [], 0
+    for name, args, extended in layers:
+        ev = _layer_spectrum(name, args, d_model=16, n_inputs=n_inputs, seed=0)
+        total += len(ev)
+        label = f"{name} {args.get('beta_range', args.get('eig_range'))}"
+        require(bool(np.all(np.abs(ev) <= 1 + 1e-9)), f"{label}: |λ| up to {np.abs(ev).max():.6g} > 1")
+        if extended:
+            low = float(ev.real.min())
+            require(low < -0.9, f"{label}: the smallest Re λ is {low:.3g}: the range [−1, 1] is not reached below −0.9")
+            out.append(f"{label}: λ ∈ [{low:.3f}, {float(ev.real.max()):.3f}], |λ| ≤ {np.abs(ev).max():.6f}")
+        else:
+            im, low = float(np.abs(ev.imag).max()), float(ev.real.min())
+            require(im < 1e-9 and low >= -1e-9, f"{label}: an eigenvalue off [0, 1] (min Re {low:.3g}, |Im| {im:.3g})")
+            out.append(f"{label}: λ real in [{low:.3f}, {float(ev.real.max()):.3f}]")
+    return checked(
+        "; ".join(out),
+        cases="layer classes of fsa2rnn.nn.layers as initialized (seed 0, d_model 16, float64)",
+        samples=f"{n_inputs} random inputs x ~ N(0, 20²) per layer, {total} eigenvalues",
+        tolerance="1e-9",
+    )
