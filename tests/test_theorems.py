@@ -44,6 +44,10 @@ REQUIRED = [
     "brandoit.propG.1",
     "dlr.init_dft",
     "dlr.prod",
+    "dlr.conv",
+    "grazzi.sec4.2",
+    "brandoit.propG.3",
+    "brandoit.H.6",
 ]
 
 
