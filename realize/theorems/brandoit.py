@@ -417,7 +417,7 @@ def propF1(thorough: bool) -> Part:
 
 @theorem(
     "brandoit.def5.1",
-    f"{SRC}, Definition 5.1 and §5",
+    f"{SRC}, Definition 5.1 and the §5 proposition",
     "NFSM tables are scan-representable with budget b = d⌈log₂ d⌉ bits and c = O(d) per merge: the parallel scan "
     "of the tables gives the sequential trajectory bit for bit",
     "equivalence",
@@ -453,6 +453,18 @@ def def51(thorough: bool) -> list[Part]:
                 require(len(comps) == size, f"{spec} layer {li} head {head}: {len(comps)} composites, monoid {size}")
                 bits = d * math.ceil(math.log2(max(d, 2)))
                 require(len(comps) <= 2**bits, f"{spec} head {head}: {len(comps)} composites > 2^{bits}")
+                # §5 proposition: from every start index the reachable indices {σ_w(k)} are the images of k under
+                # the composites, so at most |M| ≤ 2^b of them
+                comp_arr, tab = np.array(sorted(comps)), np.asarray(tables)
+                for k in range(d):
+                    orbit_k, frontier_k = {k}, [k]
+                    while frontier_k:
+                        frontier_k = list(set(tab[:, frontier_k].ravel().tolist()) - orbit_k)
+                        orbit_k.update(frontier_k)
+                    require(
+                        orbit_k == set(comp_arr[:, k].tolist()) and len(orbit_k) <= min(len(comps), 2**bits),
+                        f"{spec} head {head}: the indices reachable from {k} are not the composites' images",
+                    )
                 keys = torch.from_numpy(rng.integers(0, layer.n_keys, (8, length)))
                 h0 = torch.from_numpy(rng.integers(0, d, 8))
                 flat = bank[:, head, :d]
@@ -466,7 +478,9 @@ def def51(thorough: bool) -> list[Part]:
     return [
         verified(
             "per head: the composites the tables generate (closure) number exactly the transition monoid's size "
-            "(fsa.monoid, independently) and at most 2^b with b = d⌈log₂ d⌉; the chunked and log-depth table scans "
+            "(fsa.monoid, independently) and at most 2^b with b = d⌈log₂ d⌉; from every start index the reachable "
+            "indices (a search over the tables) are exactly the composites' images, at most |M| ≤ 2^b (§5 "
+            "proposition); the chunked and log-depth table scans "
             "equal the sequential scan index for index: " + "; ".join(out),
             cases=f"S5, T4, M11: {heads_checked} heads, 8 random key words of length {length} from random starts each",
         )
