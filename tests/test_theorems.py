@@ -187,3 +187,18 @@ def test_compile_affine_refuses_non_definite_automata_with_theorem_4_1(runner, t
     res = runner.invoke(main, ["compile", "flipflop", "--target", "affine", "-o", str(out)])
     _one_line_error(res, "Theorem 4.1")
     assert "witness" in res.stderr and not out.exists()
+
+
+def test_check_conditions_flags_a_robust_verdict_its_own_simulation_contradicts(monkeypatch):
+    from fsa2rnn.compiler.definite_to_affine import compile_affine
+    from fsa2rnn.fsa.library import resolve_spec
+    from fsa2rnn.realize import conditions
+
+    model = compile_affine(resolve_spec("regex:(a|b)*ab"))  # certified radius 1/4, tight
+    honest = conditions.check_conditions(model, 0.2, cap=64)
+    assert honest["verdict"] == "robust" and honest["contradiction"] is False
+    original = conditions._certified
+    monkeypatch.setattr(conditions, "_certified", lambda st, a, eta, star, *rest: original(st, a, eta, 3 * star, *rest))
+    res = conditions.check_conditions(model, 0.6, cap=64)  # "robust below 0.75" is a lie
+    assert res["verdict"] == "not_robust" and res["contradiction"] is True and res["theorem"] == "contradiction"
+    assert res["simulation"]["l_max"] is not None and "certified radius is wrong" in res["evidence"]
