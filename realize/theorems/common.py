@@ -130,17 +130,25 @@ def fit_counting(model: Any, modulus: int, *, steps: int, seed: int, length: int
 
 
 def fit_until(
-    model: Any, modulus: int, *, target: float, max_steps: int, seed: int, length: int = 8, lr: float = 1e-2
+    model: Any,
+    modulus: int,
+    *,
+    target: float,
+    max_steps: int,
+    seed: int,
+    length: int = 8,
+    lr: float = 1e-2,
+    round_steps: int = 100,
 ) -> tuple[float, int, float]:
-    """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of 100 steps until its
-    token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local loop, not the
-    trainer): (accuracy, steps, seconds)."""
+    """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of ``round_steps``
+    until its token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local
+    loop, not the trainer): (accuracy, steps, seconds)."""
     import time
 
     start, steps, acc = time.perf_counter(), 0, 0.0
     while steps < max_steps:
-        acc = fit_counting(model, modulus, steps=100, seed=seed + steps, length=length, lr=lr)
-        steps += 100
+        acc = fit_counting(model, modulus, steps=round_steps, seed=seed + steps, length=length, lr=lr)
+        steps += round_steps
         if acc >= target:
             break
     return acc, steps, time.perf_counter() - start

@@ -73,7 +73,9 @@ def thm1(thorough: bool) -> list[Part]:
     fits = []
     for layer, args in [("mamba", mamba)] + ([("deltanet", delta)] if thorough else []):
         fitted = learned(layer, seed=1, n_layers=2, mlp_ratio=2, d_model=8, **args)
-        acc, steps, secs = fit_until(fitted, 2, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6)
+        acc, steps, secs = fit_until(
+            fitted, 2, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+        )
         require(acc >= 0.99, f"{layer}[0,1] 2 layers: the local fit reached only {acc:.3f} on parity ≤ 6")
         name = (
             f"{layer}[0,1] 2 layers fitted to parity of words of length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"
@@ -120,7 +122,9 @@ def thm2(thorough: bool) -> list[Part]:
         "mamba[-1,1] 2 layers random": (learned("mamba", seed=4, n_classes=3, n_layers=2, **neg), 2),
     }
     fitted = learned("mamba", seed=1, n_classes=3, n_layers=2, mlp_ratio=2, d_model=8, **neg)
-    acc, steps, secs = fit_until(fitted, 3, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6)
+    acc, steps, secs = fit_until(
+        fitted, 3, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+    )
     require(acc >= 0.99, f"mamba[-1,1] 2 layers: the local fit reached only {acc:.3f} on counting mod 3 ≤ 6")
     models[f"mamba[-1,1] 2 layers fitted to counting mod 3, length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"] = (
         fitted,
