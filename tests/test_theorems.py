@@ -48,6 +48,7 @@ REQUIRED = [
     "grazzi.sec4.2",
     "brandoit.propG.3",
     "brandoit.H.6",
+    "brandoit.corF.14",
 ]
 
 

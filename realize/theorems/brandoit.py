@@ -753,3 +753,48 @@ def H6(thorough: bool) -> list[Part]:
             tolerance="none (predictions equal)",
         ),
     ]
+
+
+@theorem(
+    "brandoit.corF.14",
+    f"{SRC}, Corollary F.14 (with Proposition F.13)",
+    "an affine recurrence with max_x ‖A_x‖ ≤ c < 1 forgets at rate c: two states reading the same word w end "
+    "within c^|w|·‖h − h′‖, so at η it realizes at most k-definite automata, k = ⌈log(D/2η)/log(1/c)⌉",
+    "bound",
+)
+def corF14(thorough: bool) -> Part:
+    rng = np.random.default_rng(11)
+    count, worst, tight, n_sym = (400 if thorough else 100), 0.0, 0.0, 3
+    ks = []
+    for trial in range(count):
+        n = int(rng.integers(2, 7))
+        c = float(rng.uniform(0.3, 0.95))
+        if trial % 2:  # A_x = c·Q_x with Q_x orthogonal: the bound is an equality (tight)
+            mats = [c * np.linalg.qr(rng.standard_normal((n, n)))[0] for _ in range(n_sym)]
+        else:  # general A_x scaled to ‖A_x‖₂ = c
+            mats = [m * (c / np.linalg.norm(m, 2)) for m in rng.standard_normal((n_sym, n, n))]
+        bs = rng.standard_normal((n_sym, n))
+        h, h2 = rng.standard_normal(n), rng.standard_normal(n)
+        d0 = float(np.linalg.norm(h - h2))
+        # words short enough that c^|w| stays above 10⁻⁴ (the difference of two O(1) states is exact to ~10⁻¹⁶)
+        word = rng.integers(0, n_sym, min(int(rng.integers(1, 40)), int(math.log(1e-4) / math.log(c))))
+        for x in word:
+            h, h2 = mats[x] @ h + bs[x], mats[x] @ h2 + bs[x]
+        ratio = float(np.linalg.norm(h - h2)) / (c ** len(word) * d0)
+        worst = max(worst, ratio)
+        if trial % 2:
+            tight = max(tight, abs(ratio - 1))
+        eta = 1e-3
+        ks.append(math.ceil(math.log(d0 / (2 * eta)) / math.log(1 / c)))
+    require(worst <= 1 + 1e-9, f"two states drift apart faster than c^k: ratio {worst:.6g} > 1")
+    require(tight <= 1e-9, f"the bound is not attained by A_x = c·Q_x (off by {tight:.3g})")
+    return checked(
+        f"‖Φ_w(h) − Φ_w(h′)‖ ≤ c^|w|·‖h − h′‖ on every trial (largest ratio {worst:.12f}), with equality for "
+        f"A_x = c·Q_x (off by ≤ {tight:.1g}); at η = 10⁻³ words sharing their last k ∈ [{min(ks)}, {max(ks)}] symbols "
+        "end within 2η, so no readout robust at η tells them apart (k-definite); the flip-flop, not definite, is "
+        "refused in brandoit.thm4.1.ii, and every definite automaton is attained by the shift register there",
+        cases=f"{count} random affine recurrences, n ≤ 6, 3 symbols, c ∈ [0.3, 0.95], words of length ≤ 39 with "
+        "c^|w| ≥ 10⁻⁴ (seed 11)",
+        tolerance="1e-9 relative",
+        samples=f"{count} (recurrence, word, pair of states) triples, half with orthogonal Q_x",
+    )
