@@ -179,32 +179,29 @@ def _orbit(
     frontier, size = start[None, :], 1
     while len(frontier):
         b = len(frontier)
-        e = np.empty((b, k), dtype=np.int64)
-        em = np.empty((b, k, n), dtype=np.int32)
-        new_rows = []
-        for x in range(k):
-            img, bij = act(frontier, gens[x])
-            em[:, x] = bij
-            keys = _void(img)
-            order = np.argsort(seen_keys, kind="stable")
-            sk = seen_keys[order]
-            pos = np.minimum(np.searchsorted(sk, keys), len(sk) - 1)
-            hit = sk[pos] == keys
-            e[hit, x] = seen_ids[order[pos[hit]]]
-            miss = np.flatnonzero(~hit)
-            if len(miss):
-                uk, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
-                ids = size + np.arange(len(uk))
-                if size + len(uk) > limit:
-                    raise LimitExceededError(f"the {what} orbit has more than {limit:,} points, over {_why(limit)}")
-                e[miss, x] = ids[inverse.ravel()]
-                new_rows.append(img[miss[first]])
-                seen_keys = np.concatenate([seen_keys, uk])
-                seen_ids = np.concatenate([seen_ids, ids])
-                size += len(uk)
-        edges.append(e)
+        img, em = act(frontier, gens)  # (b·k, n) in (point, generator) order, bijections (b, k, n)
+        keys = _void(img)
+        order = np.argsort(seen_keys, kind="stable")
+        sk = seen_keys[order]
+        pos = np.minimum(np.searchsorted(sk, keys), len(sk) - 1)
+        hit = sk[pos] == keys
+        e = np.empty(b * k, dtype=np.int64)
+        e[hit] = seen_ids[order[pos[hit]]]
+        miss = np.flatnonzero(~hit)
+        if len(miss):
+            uk, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
+            if size + len(uk) > limit:
+                raise LimitExceededError(f"the {what} orbit has more than {limit:,} points, over {_why(limit)}")
+            ids = size + np.arange(len(uk))
+            e[miss] = ids[inverse.ravel()]
+            frontier = img[miss[first]]
+            seen_keys = np.concatenate([seen_keys, uk])
+            seen_ids = np.concatenate([seen_ids, ids])
+            size += len(uk)
+        else:
+            frontier = frontier[:0]
+        edges.append(e.reshape(b, k))
         emaps.append(em)
-        frontier = np.concatenate(new_rows) if new_rows else frontier[:0]
         rows.append(frontier)
     allrows = np.concatenate(rows)
     rank = allrows.sum(axis=1) if what == "image" else allrows.max(axis=1) + 1
@@ -215,27 +212,32 @@ def _why(limit: int) -> str:
     return f"the limit of {limit:,} points that the memory limit holds"
 
 
-def _act_on_images(masks: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """g(A) for 0/1 masks A, and the bijection sorted(A) positions → sorted(g(A)) positions (identity padded)."""
+def _act_on_images(masks: np.ndarray, gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """g(A) for 0/1 masks A and every generator g ((b·k, n), point-major), and the bijections sorted(A) positions
+    → sorted(g(A)) positions ((b, k, n), identity padded beyond the rank)."""
     b, n = masks.shape
-    pts = np.where(masks.astype(bool), g[None, :], n)
-    out = np.zeros((b, n + 1), dtype=np.uint8)
-    out[np.arange(b)[:, None], pts] = 1
+    k = len(gens)
+    pts = np.where(masks.astype(bool)[:, None, :], gens[None, :, :], n).reshape(b * k, n)
+    out = np.zeros((b * k, n + 1), dtype=np.uint8)
+    out[np.arange(b * k)[:, None], pts] = 1
     out = out[:, :n]
-    pos_b = np.cumsum(out, axis=1) - 1  # rank of each point in g(A)
+    pos_b = (np.cumsum(out, axis=1) - 1).reshape(b, k, n)  # rank of each point in g(A)
     order_a = np.argsort(1 - masks, axis=1, kind="stable")  # the points of A first, increasing
-    bij = np.take_along_axis(pos_b, g[order_a], axis=1)
+    through = gens[np.arange(k)[None, :, None], order_a[:, None, :]]  # g(A[j])
+    bij = np.take_along_axis(pos_b, through, axis=2)
     r = masks.sum(axis=1)
-    pad = np.arange(n)[None, :] >= r[:, None]
-    bij = np.where(pad, np.arange(n)[None, :], bij)
-    return out, bij
+    pad = np.arange(n)[None, None, :] >= r[:, None, None]
+    bij = np.where(pad, np.arange(n)[None, None, :], bij)
+    return out, bij.astype(np.int32)
 
 
-def _act_on_kernels(labels: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """g⁻¹(K) = normal form of K's labels read through g, and the bijection blocks(K) → blocks(g⁻¹(K)) (the
-    relabelling; padded with the identity)."""
-    out, mapping = _relabel(labels[:, g].astype(np.int64))
-    return out.astype(labels.dtype), mapping
+def _act_on_kernels(labels: np.ndarray, gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """g⁻¹(K) = normal form of K's labels read through g, for every generator g ((b·k, n), point-major), and the
+    bijections blocks(K) → blocks(g⁻¹(K)) (the relabelling, (b, k, n); padded with the identity)."""
+    b, n = labels.shape
+    raw = labels[:, gens].reshape(b * len(gens), n).astype(np.int64)  # raw[(p, g), i] = label_p(g(i))
+    out, mapping = _relabel(raw)
+    return out.astype(labels.dtype), mapping.reshape(b, len(gens), n).astype(np.int32)
 
 
 # ---------------------------------------------------------------------------------------------------- groups
@@ -264,15 +266,38 @@ class _Group:
 
     @property
     def order(self) -> int:
-        return len(self.elements)
+        return math.factorial(self.r) if self.symmetric else len(self.elements)
 
     @cached_property
     def keys(self) -> np.ndarray:
         return np.sort(_void(self.elements.astype(np.int32)))
 
-    @property
+    @cached_property
     def symmetric(self) -> bool:
-        return self.order == math.factorial(self.r)
+        """Whether the group is Sym(r): its transpositions join all r points (they then generate Sym(r)), or
+        else its enumerated order is r!."""
+        if self.r <= 1:
+            return True
+        moved = self.gens != np.arange(self.r)
+        t = self.gens[moved.sum(axis=1) == 2]
+        if len(t):
+            pairs = np.nonzero(t != np.arange(self.r))[1].reshape(-1, 2)
+            adj = csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(self.r, self.r))
+            if connected_components(adj, directed=False)[0] == 1:
+                return True
+            for c in self.gens[moved.sum(axis=1) == self.r]:  # an r-cycle and a transposition (a b) with b = c^d(a)
+                orbit = np.empty(self.r, dtype=np.int64)  # orbit[i] = c^i(0)
+                orbit[0] = 0
+                for i in range(1, self.r):
+                    orbit[i] = c[orbit[i - 1]]
+                if len(np.unique(orbit)) < self.r:
+                    continue
+                step = np.empty(self.r, dtype=np.int64)
+                step[orbit] = np.arange(self.r)
+                d = (step[pairs[:, 1]] - step[pairs[:, 0]]) % self.r
+                if np.any(np.gcd(d, self.r) == 1):
+                    return True
+        return len(self.elements) == math.factorial(self.r)
 
     def contains(self, perms: np.ndarray) -> np.ndarray:
         """Membership of each row (permutations of 0..r−1)."""
@@ -282,11 +307,16 @@ class _Group:
 
 
 def _compose(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Row-wise p ∘ q (apply q, then p): (p ∘ q)[j] = p[q[j]]; p and q broadcast over rows."""
-    p, q = np.asarray(p), np.asarray(q)
-    shape = np.broadcast_shapes(p.shape[:-1], q.shape[:-1])
-    p, q = np.broadcast_to(p, shape + p.shape[-1:]), np.broadcast_to(q, shape + q.shape[-1:])
-    return np.take_along_axis(p, q.astype(np.intp), axis=-1)
+    """Row-wise p ∘ q (apply q, then p): (p ∘ q)[..., j] = p[..., q[..., j]]; leading axes broadcast."""
+    p, q = np.asarray(p), np.asarray(q).astype(np.intp, copy=False)
+    if p.ndim == 1:
+        return p[q]
+    if q.ndim == 1:
+        return p[..., q]
+    if p.shape[:-1] != q.shape[:-1]:
+        shape = np.broadcast_shapes(p.shape[:-1], q.shape[:-1])
+        p, q = np.broadcast_to(p, shape + p.shape[-1:]), np.broadcast_to(q, shape + q.shape[-1:])
+    return np.take_along_axis(p, q, axis=-1)
 
 
 def _inverse(p: np.ndarray) -> np.ndarray:
@@ -597,12 +627,11 @@ class _Builder:
         ia = int(self.images.find(masks[None, :])[0])
         own = (np.cumsum(masks) - 1)[y]  # position of y(i) in im(y)
         x_root = self.images.inv[ia][own]  # positions in A₀ of y·m̄ (same R-class as y)
-        reps = []
-        for a in img_pts:
-            pts_a = np.flatnonzero(self.images.rows[a])
-            moved = _compose(self.images.fwd[a][None, :r], _compose(cosets, x_root[None, :]))  # (c, n)
-            reps.append(pts_a[moved])
-        ells = np.concatenate(reps)  # L-class representatives (transformations)
+        base = _compose(cosets, x_root)  # (c, n): π∘x in positions of A₀
+        fwd = self.images.fwd[img_pts][:, :r]  # (a, r): positions of A₀ → positions of each image A
+        pts = np.argsort(1 - self.images.rows[img_pts], axis=1, kind="stable")[:, :r]  # the points of each A
+        moved = np.take_along_axis(fwd, base.reshape(1, -1).repeat(len(fwd), axis=0), axis=1)
+        ells = np.take_along_axis(pts, moved, axis=1).reshape(-1, self.n)  # L-class representatives
         return np.concatenate([g[ells] for g in self.gens])  # ℓ·g = g ∘ ℓ
 
 
