@@ -46,6 +46,8 @@ from .monoid import MAX_BYTES, _as_generators
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
 #: forward/inverse tree maps (2·2·n), keys and bookkeeping.
 ORBIT_BYTES_FIXED = 64
+#: Temporary bytes per (point, generator, state) entry while acting on a frontier (products, labels, maps).
+ACT_BYTES_PER_ENTRY = 48
 #: Schützenberger groups are enumerated up to this many elements × points at the default memory limit (scaled).
 GROUP_CELLS = 1 << 26
 #: (candidates × group elements) compositions per vectorized membership step.
@@ -516,7 +518,8 @@ class _Builder:
         self.gens = gens.astype(np.int64)
         k, n = gens.shape
         self.n, self.k = n, k
-        point_bytes = n + ORBIT_BYTES_FIXED + k * (8 + 4 * n) + 8 * n + 3 * n  # row, edges, bijections, maps, keys
+        # a point's row, edges, bijections, tree maps and keys, plus the temporaries of acting on it (int64 rows)
+        point_bytes = n + ORBIT_BYTES_FIXED + k * (8 + 4 * n) + 8 * n + 3 * n + ACT_BYTES_PER_ENTRY * k * n
         self.point_limit = max(1, max_bytes // 2 // point_bytes)
         self.group_limit = max(1, int(GROUP_CELLS * max_bytes / MAX_BYTES) // max(1, n) // 8)
         ident = np.arange(n)
