@@ -49,7 +49,7 @@ ORBIT_BYTES_FIXED = 64
 #: Temporary bytes per (point, generator, state) entry while acting on a frontier (products, labels, maps).
 ACT_BYTES_PER_ENTRY = 48
 #: Schützenberger groups are enumerated up to this many elements × points at the default memory limit (scaled).
-GROUP_CELLS = 1 << 26
+GROUP_CELLS = 1 << 27
 #: (candidates × group elements) compositions per vectorized membership step.
 MEMBERSHIP_CHUNK = 1 << 22
 
@@ -256,7 +256,7 @@ class _Group:
         from .monoid import TransitionMonoid
 
         if len(self.gens) == 0:
-            return np.arange(self.r, dtype=np.int64)[None, :]
+            return np.arange(self.r, dtype=np.int32)[None, :]
         try:
             M = TransitionMonoid(self.gens, max_elements=self.max_elements)
         except LimitExceededError:
@@ -264,7 +264,7 @@ class _Group:
                 f"a Schützenberger group on {self.r} points has more than {self.max_elements:,} elements, over the "
                 "limit that the memory limit holds"
             ) from None
-        return M.elements.astype(np.int64)
+        return M.elements.astype(np.int32)
 
     @property
     def order(self) -> int:
@@ -390,6 +390,7 @@ class SubgroupSummary:
     rank: int
     order: int
     generators: np.ndarray = field(repr=False)
+    natural_action: np.ndarray | None = field(default=None, repr=False)
 
     @cached_property
     def summary(self) -> Any:
@@ -399,6 +400,10 @@ class SubgroupSummary:
             from .groups import GroupSummary
 
             return GroupSummary(1, "C1", (), True, 0)
+        if self.natural_action is not None:  # a group automaton's own action (as fsa.green does), when faithful
+            natural = describe_group(self.natural_action, what=f"the maximal subgroup of D-class {self.d_class}")
+            if natural.order == self.order:
+                return natural
         return describe_group(
             self.generators, degree=self.rank, what=f"the maximal subgroup of D-class {self.d_class}"
         )
@@ -483,8 +488,15 @@ class GreenClasses:
 
     @cached_property
     def maximal_subgroups(self) -> list[SubgroupSummary]:
+        gens = self.generators
+        natural = None
+        a = self.automaton
+        if a is not None and a.action is not None and np.all(np.sort(gens, axis=1) == np.arange(self.n_states)):
+            natural = np.asarray(a.action)
         return [
-            SubgroupSummary(d.index, d.rank, d.group_order, d.group_generators) for d in self.d_classes if d.regular
+            SubgroupSummary(d.index, d.rank, d.group_order, d.group_generators, natural if d.index == 0 else None)
+            for d in self.d_classes
+            if d.regular
         ]
 
     def __repr__(self) -> str:
@@ -521,7 +533,7 @@ class _Builder:
         # a point's row, edges, bijections, tree maps and keys, plus the temporaries of acting on it (int64 rows)
         point_bytes = n + ORBIT_BYTES_FIXED + k * (8 + 4 * n) + 8 * n + 3 * n + ACT_BYTES_PER_ENTRY * k * n
         self.point_limit = max(1, max_bytes // 2 // point_bytes)
-        self.group_limit = max(1, int(GROUP_CELLS * max_bytes / MAX_BYTES) // max(1, n) // 8)
+        self.group_limit = max(1, int(GROUP_CELLS * max_bytes / MAX_BYTES) // max(1, n))
         ident = np.arange(n)
         self.images = _orbit(np.ones(n, dtype=np.uint8), _act_on_images, self.gens, self.point_limit, "image")
         self.kernels = _orbit(ident.astype(np.int32), _act_on_kernels, self.gens, self.point_limit, "kernel")
