@@ -541,6 +541,7 @@ class _Builder:
         self.rho_groups: dict[int, _Group] = {}
         self.reps: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}  # (cλ, cρ) → [(D index, φ)]
         self.d_classes: list[DClass] = []
+        self.keys: list[tuple[int, int]] = []  # (image SCC, kernel SCC) of each D-class
 
     def lam_group(self, c: int) -> _Group:
         if c not in self.lam_groups:
@@ -575,7 +576,10 @@ class _Builder:
         testing the D-classes found so far (or only D-class ``only``)."""
         _, cl, cr, phi = coords
         todo_all = np.flatnonzero(out < 0)
-        keys = set(zip(cl[todo_all].tolist(), cr[todo_all].tolist(), strict=True))
+        if only is not None:
+            keys = {self.keys[only]}
+        else:
+            keys = set(zip(cl[todo_all].tolist(), cr[todo_all].tolist(), strict=True))
         for key in keys:
             sel = todo_all[(cl[todo_all] == key[0]) & (cr[todo_all] == key[1])]
             for d, x_phi in self.reps.get(key, []):
@@ -627,6 +631,7 @@ class _Builder:
         )
         self.d_classes.append(dc)
         self.reps.setdefault((cl, cr), []).append((index, x_phi))
+        self.keys.append((cl, cr))
         # L-class representatives: π∘x moved to every image A of the SCC, π over left cosets πG of G in G_λ
         if group_order == G_lam.order:
             cosets = np.arange(r)[None, :]
