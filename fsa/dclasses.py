@@ -168,9 +168,7 @@ class _Orbit:
         return np.unique(s[:, :r].astype(np.int64), axis=0)
 
 
-def _orbit(
-    start: np.ndarray, act: Any, gens: np.ndarray, limit: int, what: str
-) -> _Orbit:
+def _orbit(start: np.ndarray, act: Any, gens: np.ndarray, limit: int, what: str) -> _Orbit:
     """Breadth-first orbit of ``start`` (one row) under ``act(rows, g) → (rows, bijections)``, vectorized per
     layer and generator; LimitExceededError as soon as it passes ``limit`` points."""
     k, n = gens.shape
@@ -404,9 +402,7 @@ class SubgroupSummary:
             natural = describe_group(self.natural_action, what=f"the maximal subgroup of D-class {self.d_class}")
             if natural.order == self.order:
                 return natural
-        return describe_group(
-            self.generators, degree=self.rank, what=f"the maximal subgroup of D-class {self.d_class}"
-        )
+        return describe_group(self.generators, degree=self.rank, what=f"the maximal subgroup of D-class {self.d_class}")
 
     @property
     def name(self) -> str:
