@@ -25,15 +25,18 @@ ENUMERATION_THRESHOLD = 1 << 18
 def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES) -> Any:
     """The transition monoid, enumerated (a TransitionMonoid) when it has at most ENUMERATION_THRESHOLD elements,
     else its D-class structure (a GreenClasses: size, idempotents, Green's classes and subgroups without the
-    elements). The D-classes come first (orbits of images and kernels: cheap); when they are refused (a limit),
-    the enumeration decides, with its own limits and messages."""
+    elements). The enumeration is tried first, stopped at the threshold; past it, the D-classes (orbits of images
+    and kernels); when these are refused (a limit), the full enumeration decides, with its own limits and messages."""
     from fsa2rnn.fsa.dclasses import green_classes
 
     try:
+        return TransitionMonoid(a, max_elements=min(max_elements, ENUMERATION_THRESHOLD), max_bytes=max_bytes)
+    except LimitExceededError:
+        if max_elements <= ENUMERATION_THRESHOLD:
+            raise
+    try:
         S = green_classes(a, max_bytes=max_bytes)
     except LimitExceededError:
-        S = None
-    if S is None or S.size <= ENUMERATION_THRESHOLD:
         return TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes)
     if S.size > max_elements:
         raise LimitExceededError(

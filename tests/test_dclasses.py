@@ -167,6 +167,7 @@ def test_analyze_json_is_the_same_on_both_paths(monkeypatch):
         a = resolve_spec(spec)
         full = cli_analyze.analysis(a, cascade=False)
         monkeypatch.setattr(cli_analyze, "ENUMERATION_THRESHOLD", 0)
+        assert type(cli_analyze.monoid_structure(a)).__name__ == "GreenClasses"
         green = cli_analyze.analysis(a, cascade=False)
         monkeypatch.undo()
         for r in (full, green):
@@ -181,3 +182,26 @@ def test_limits_are_stated():
         green_classes(full_transformation_generators(8), max_bytes=1 << 16)
     with pytest.raises(LimitExceededError, match="Schützenberger group"):
         green_classes(resolve_spec("M11"), max_bytes=1 << 20)  # the regular action: 7920 elements on 7920 points
+
+
+def test_analyze_t7_takes_the_green_path_with_the_same_keys():
+    """T_7 (823,543 elements > ENUMERATION_THRESHOLD) is reported from its D-classes: the public counts, and the same
+    JSON keys as an enumerated monoid (T4)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from fsa2rnn.cli import analyze as cli_analyze
+    from fsa2rnn.cli.main import main
+
+    assert type(cli_analyze.monoid_structure(resolve_spec("T7"))).__name__ == "GreenClasses"
+    big = json.loads(CliRunner().invoke(main, ["analyze", "T7", "--json", "--no-cascade"]).output)
+    small = json.loads(CliRunner().invoke(main, ["analyze", "T4", "--json", "--no-cascade"]).output)
+    m = big["monoid"]
+    assert (m["size"], m["idempotents"], m["d_classes"], m["regular_d_classes"]) == (7**7, 6322, 7, 7)
+    assert big.keys() == small.keys() and m.keys() == small["monoid"].keys()
+    assert big["realizability"].keys() == small["realizability"].keys()
+    assert [h.keys() for h in m["subgroups"]] == [h.keys() for h in small["monoid"]["subgroups"]][:1] * 7
+    assert [h["name"] for h in m["subgroups"]] == ["S7", "S6", "S5", "S4", "S3", "C2", "C1"]
+    res = CliRunner().invoke(main, ["analyze", "T7", "--max-elements", "800000"])
+    assert res.exit_code == 2 and "has 823,543 elements, over the element limit of 800,000" in res.output
