@@ -63,21 +63,26 @@ def _void(rows: np.ndarray) -> np.ndarray:
 
 def _relabel(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First-occurrence relabelling of each row (the normal form of its kernel), and for each row the map
-    raw value → new label (identity on values that do not occur beyond the row's labels). One vectorized step
-    per column."""
+    raw value → new label (the values that do not occur take the remaining labels in increasing order, so the map is
+    a permutation of 0..n−1). A fixed number of vectorized steps: a stable sort of each row, its runs' first
+    positions, and their ranks by a cumulative sum."""
     b, n = raw.shape
-    mapping = np.full((b, n), -1, dtype=np.int64)
-    count = np.zeros(b, dtype=np.int64)
+    rows = np.arange(b)[:, None]
+    order = np.argsort(raw, axis=1, kind="stable")
+    srt = np.take_along_axis(raw, order, axis=1)
+    start = np.ones((b, n), dtype=bool)
+    start[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    run_start = np.maximum.accumulate(np.where(start, np.arange(n)[None, :], 0), axis=1)
+    first_pos = np.take_along_axis(order, run_start, axis=1)  # first occurrence of each sorted entry's value
+    is_first = np.zeros((b, n), dtype=np.int64)
+    is_first[rows, first_pos] = 1
+    rank_at = np.cumsum(is_first, axis=1) - 1  # label of the value first seen at each position
     out = np.empty((b, n), dtype=np.int64)
-    rows = np.arange(b)
-    for j in range(n):
-        v = raw[:, j]
-        new = mapping[rows, v] < 0
-        mapping[rows[new], v[new]] = count[new]
-        count += new
-        out[:, j] = mapping[rows, v]
-    # values that did not occur: the remaining labels count.. in increasing order (a permutation of 0..n-1)
+    out[rows, order] = np.take_along_axis(rank_at, first_pos, axis=1)
+    mapping = np.full((b, n), -1, dtype=np.int64)
+    mapping[rows, raw] = out
     missing = mapping < 0
+    count = is_first.sum(axis=1)
     fill = count[:, None] + np.cumsum(missing, axis=1) - 1
     mapping[missing] = fill[missing]
     return out, mapping
