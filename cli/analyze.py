@@ -25,15 +25,17 @@ ENUMERATION_THRESHOLD = 1 << 18
 def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES) -> Any:
     """The transition monoid, enumerated (a TransitionMonoid) when it has at most ENUMERATION_THRESHOLD elements,
     else its D-class structure (a GreenClasses: size, idempotents, Green's classes and subgroups without the
-    elements). The enumeration is tried first, stopped at the threshold; past it, the D-classes (orbits of images
-    and kernels); when these are refused (a limit), the full enumeration decides, with its own limits and messages."""
+    elements). The enumeration is tried first, stopped at the threshold; past it (and only when the threshold, not
+    the memory limit, stopped it), the D-classes (orbits of images and kernels); when these are refused (a limit),
+    the full enumeration decides, with its own limits and messages."""
     from fsa2rnn.fsa.dclasses import green_classes
 
+    limit = min(max_elements, ENUMERATION_THRESHOLD)
     try:
-        return TransitionMonoid(a, max_elements=min(max_elements, ENUMERATION_THRESHOLD), max_bytes=max_bytes)
-    except LimitExceededError:
-        if max_elements <= ENUMERATION_THRESHOLD:
-            raise
+        return TransitionMonoid(a, max_elements=limit, max_bytes=max_bytes)
+    except LimitExceededError as exc:
+        if max_elements <= ENUMERATION_THRESHOLD or f"the element limit of {limit:,}" not in str(exc):
+            raise  # the user's element limit, or the memory limit (elements too large to hold even 2^18): as before
     try:
         S = green_classes(a, max_bytes=max_bytes)
     except LimitExceededError:
