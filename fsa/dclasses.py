@@ -128,23 +128,22 @@ class _Orbit:
         n = self.rows.shape[1]
         src = np.repeat(np.arange(m), k)
         dst = self.edges.reshape(-1)
-        g = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
+        g = _csr(src, dst, m)
         _, scc = connected_components(g, directed=True, connection="strong")
         self.scc = scc
-        first = np.full(scc.max() + 1, m, dtype=np.int64)
-        np.minimum.at(first, scc, np.arange(m))
+        _, first = np.unique(scc, return_index=True)  # the smallest point of each SCC is its root
         self.roots = first
         intra = scc[src] == scc[dst]
         # breadth-first trees inside every SCC at once: a super-root m joined to every SCC root
         rs = np.concatenate([src[intra], np.full(len(first), m)])
         rd = np.concatenate([dst[intra], first])
-        tree = csr_matrix((np.ones(len(rs), dtype=np.int8), (rs, rd)), shape=(m + 1, m + 1))
+        tree = _csr(rs, rd, m + 1)
         _, pred = breadth_first_order(tree, m, directed=True, return_predecessors=True)
         pred = pred[:m].astype(np.int64)
         is_root = np.zeros(m, dtype=bool)
         is_root[first] = True
         ident = np.arange(n, dtype=self.emaps.dtype)
-        F = np.broadcast_to(ident, (m, n)).copy()
+        F = np.tile(ident, (m, 1))
         anc = np.arange(m)
         nr = np.flatnonzero(~is_root)
         if len(nr):
@@ -171,6 +170,13 @@ class _Orbit:
         s = np.take_along_axis(e, self.fwd[a].astype(np.intp), axis=1)  # g ∘ M_a
         s = np.take_along_axis(self.inv[b], s.astype(np.intp), axis=1)  # M_b⁻¹ ∘ g ∘ M_a
         return np.unique(s[:, :r].astype(np.int64), axis=0)
+
+
+def _csr(src: np.ndarray, dst: np.ndarray, m: int) -> csr_matrix:
+    """The m×m adjacency matrix of edges src → dst given in nondecreasing src order (built without sorting)."""
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=m), out=indptr[1:])
+    return csr_matrix((np.ones(len(dst), dtype=np.int8), dst.astype(np.int64), indptr), shape=(m, m))
 
 
 def _orbit(start: np.ndarray, act: Any, gens: np.ndarray, limit: int, what: str) -> _Orbit:
