@@ -56,9 +56,15 @@ MEMBERSHIP_CHUNK = 1 << 22
 
 # ---------------------------------------------------------------------------------------------------- row keys
 def _void(rows: np.ndarray) -> np.ndarray:
-    """Rows as one opaque (void) value each: exact keys for sorting, np.unique and np.isin."""
+    """Exact keys of rows whose entries lie in 0..max(2, width)−1 (image masks, kernel labels, permutations): the
+    mixed-radix int64 code when it fits in 63 bits, else one opaque (void) value per row. Either sorts, and works
+    with np.unique, np.searchsorted and np.isin; rows of one width always get the same kind of key."""
     rows = np.ascontiguousarray(rows)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    width = rows.shape[1]
+    base = max(2, width)
+    if width * math.log2(base) < 63:
+        return rows.astype(np.int64) @ (base ** np.arange(width, dtype=np.int64))
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * width))).ravel()
 
 
 def _relabel(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -293,8 +299,17 @@ class _Group:
         t = self.gens[moved.sum(axis=1) == 2]
         if len(t):
             pairs = np.nonzero(t != np.arange(self.r))[1].reshape(-1, 2)
-            adj = csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(self.r, self.r))
-            if connected_components(adj, directed=False)[0] == 1:
+            lab = np.arange(self.r)  # components of the transposition graph: min-label propagation
+            while True:
+                low = np.minimum(lab[pairs[:, 0]], lab[pairs[:, 1]])
+                new = lab.copy()
+                np.minimum.at(new, pairs[:, 0], low)
+                np.minimum.at(new, pairs[:, 1], low)
+                new = new[new]
+                if np.array_equal(new, lab):
+                    break
+                lab = new
+            if np.all(lab == lab[0]):
                 return True
             for c in self.gens[moved.sum(axis=1) == self.r]:  # an r-cycle and a transposition (a b) with b = c^d(a)
                 orbit = np.empty(self.r, dtype=np.int64)  # orbit[i] = c^i(0)
