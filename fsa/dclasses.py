@@ -119,6 +119,15 @@ class _Orbit:
         self._sorted_keys = _void(self.rows)[order]
         self._order = order
 
+    def members(self, c: int) -> np.ndarray:
+        """The points of SCC c, increasing."""
+        if not hasattr(self, "_members"):
+            order = np.argsort(self.scc, kind="stable")
+            bounds = np.searchsorted(self.scc[order], np.arange(len(self.roots) + 1))
+            self._members = (order, bounds)
+        order, bounds = self._members
+        return order[bounds[c] : bounds[c + 1]]
+
     def find(self, rows: np.ndarray) -> np.ndarray:
         """Orbit ids of rows (every row must be in the orbit)."""
         keys = _void(rows.astype(self.rows.dtype))
@@ -577,9 +586,9 @@ class _Builder:
             self.rho_groups[c] = _Group(self.kernels.schreier_generators(c), r, self.group_limit)
         return self.rho_groups[c]
 
-    def coordinates(self, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """For transformations ys (b, n): rank, image SCC, kernel SCC, and φ (b, n; the first rank entries) of the
-        element moved to the SCC roots (module docstring)."""
+    def coordinates(self, ys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For transformations ys (b, n): rank, image SCC, kernel SCC, φ (b, n; the first rank entries) of the
+        element moved to the SCC roots (module docstring), and the image's orbit id."""
         b, n = ys.shape
         masks = np.zeros((b, n), dtype=np.uint8)
         masks[np.arange(b)[:, None], ys] = 1
@@ -591,12 +600,12 @@ class _Builder:
         psi = np.tile(np.arange(n), (b, 1))  # ψ: kernel labels → image positions (identity padded)
         psi[np.arange(b)[:, None], labels] = np.take_along_axis(pos_a, ys, axis=1)
         phi = _compose(self.images.inv[ia], _compose(psi, self.kernels.fwd[ik]))
-        return rank, self.images.scc[ia], self.kernels.scc[ik], phi
+        return rank, self.images.scc[ia], self.kernels.scc[ik], phi, ia
 
     def find(self, coords: tuple[np.ndarray, ...], out: np.ndarray, only: int | None = None) -> None:
         """Fill ``out`` (−1 where unknown) with the D-class index of each element given by its coordinates,
         testing the D-classes found so far (or only D-class ``only``)."""
-        _, cl, cr, phi = coords
+        _, cl, cr, phi, _ = coords
         todo_all = np.flatnonzero(out < 0)
         if only is not None:
             keys = {self.keys[only]}
@@ -618,13 +627,14 @@ class _Builder:
                     inside = _in_double_coset(phi[todo, :r], x_phi, G_lam, self.rho_group(key[1]))
                 out[todo[inside]] = d
 
-    def add(self, y: np.ndarray) -> np.ndarray:
-        """Make y's D-class; return the candidates ℓ·g for its L-class representatives ℓ."""
-        rank, cl, cr, phi = self.coordinates(y[None, :])
-        r, cl, cr = int(rank[0]), int(cl[0]), int(cr[0])
-        x_phi = phi[0, :r]
-        img_pts = np.flatnonzero(self.images.scc == cl)
-        ker_pts = np.flatnonzero(self.kernels.scc == cr)
+    def add(self, y: np.ndarray, coords: tuple[np.ndarray, ...], i: int) -> np.ndarray:
+        """Make the D-class of y (row i of the batch whose ``coordinates`` are given); return the candidates ℓ·g
+        for its L-class representatives ℓ."""
+        rank, cl, cr, phi, ia = (c[i] for c in coords)
+        r, cl, cr, ia = int(rank), int(cl), int(cr), int(ia)
+        x_phi = phi[:r]
+        img_pts = self.images.members(cl)
+        ker_pts = self.kernels.members(cr)
         pairs = _transversal_pairs(self.kernels.rows[ker_pts].astype(np.int64), self.images.rows[img_pts], r)
         regular = pairs > 0
         G_lam = self.lam_group(cl)
@@ -664,10 +674,7 @@ class _Builder:
             _, first = np.unique(canon, return_index=True)
             cosets = G_lam.elements[np.sort(first)]
         # y moved to the root image by the tree inverse (y·m̄, in y's R-class), as positions in A₀
-        masks = np.zeros(self.n, dtype=np.uint8)
-        masks[y] = 1
-        ia = int(self.images.find(masks[None, :])[0])
-        own = (np.cumsum(masks) - 1)[y]  # position of y(i) in im(y)
+        own = (np.cumsum(self.images.rows[ia]) - 1)[y]  # position of y(i) in im(y)
         x_root = self.images.inv[ia][own]  # positions in A₀ of y·m̄ (same R-class as y)
         base = _compose(cosets, x_root)  # (c, n): π∘x in positions of A₀
         fwd = self.images.fwd[img_pts][:, :r]  # (a, r): positions of A₀ → positions of each image A
@@ -696,7 +703,7 @@ def green_classes(source: Any, *, max_bytes: int = MAX_BYTES) -> GreenClasses:
         found = []
         while np.any(where < 0):
             first = int(np.flatnonzero(where < 0)[0])
-            found.append(b.add(queue[first]))
+            found.append(b.add(queue[first], coords, first))
             where[first] = len(b.d_classes) - 1
             b.find(coords, where, only=len(b.d_classes) - 1)
         queue = np.concatenate(found) if found else queue[:0]
