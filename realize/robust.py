@@ -75,13 +75,19 @@ def one_thread() -> Iterator[None]:
 
 
 def perturbation(
-    stepper: Stepper, h: torch.Tensor, eta: float, kind: str, generator: torch.Generator
-) -> torch.Tensor | None:
-    """e_t (N, D) in float64 for the unperturbed next state h = Φ_x(h_{t−1}); None when there is none."""
+    stepper: Stepper | trajectory.FastStepper,
+    h: torch.Tensor | np.ndarray,
+    eta: float,
+    kind: str,
+    generator: torch.Generator,
+) -> torch.Tensor | np.ndarray | None:
+    """e_t (N, D) in float64 for the unperturbed next state h = Φ_x(h_{t−1}); None when there is none. Both engines
+    call it: a torch ``h`` with a Stepper gives a tensor, a numpy ``h`` with a realize/trajectory.FastStepper an
+    array."""
     if eta == 0 or kind == "none":
         return None
     if kind == "random":
-        return random_ball(*h.shape, eta, generator)
+        return random_ball(*h.shape, eta, generator, numpy=not torch.is_tensor(h))
     return eta * stepper.push(h)
 
 
@@ -130,7 +136,7 @@ def run(
         words = (ids.numpy() if torch.is_tensor(ids) else np.asarray(ids)).astype(np.int64)
         got, state.h, state.decoded, far = trajectory.run(
             state.fast, words, eta=eta, perturbation_kind=perturbation_kind, h=state.h, decoded=state.decoded,
-            generator=state.generator, record_drift=record_drift,
+            generator=state.generator, perturbation=perturbation, record_drift=record_drift,
         )  # fmt: skip
         return torch.from_numpy(got), state, None if far is None else torch.from_numpy(far)
     ids = torch.as_tensor(np.asarray(ids) if not torch.is_tensor(ids) else ids).long()

@@ -19,6 +19,7 @@ a cell face. tests/test_trajectory.py checks both on T4/S5/Z5/Z7/NFSM/shift-regi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,11 +34,15 @@ FAST_DTYPES = {torch.float64: np.float64, torch.float32: np.float32}
 SQRT_HALF = 0.5**0.5
 
 
-def random_ball(n: int, d: int, eta: float, generator: torch.Generator) -> torch.Tensor:
-    """e (n, d) float64 uniform in the ball of radius η: a Gaussian direction, radius η·U^{1/d} (seeded)."""
+def random_ball(n: int, d: int, eta: float, generator: torch.Generator, *, numpy: bool = False) -> Any:
+    """e (n, d) float64 uniform in the ball of radius η: a Gaussian direction, radius η·U^{1/d} (seeded); with
+    ``numpy`` the same draws scaled in numpy (a numpy array; the norm may round differently in the last bit)."""
     g = torch.randn(n, d, dtype=torch.float64, generator=generator)
-    r = eta * torch.rand(n, 1, dtype=torch.float64, generator=generator) ** (1.0 / d)
-    return g / g.norm(dim=-1, keepdim=True).clamp(min=1e-300) * r
+    u = torch.rand(n, 1, dtype=torch.float64, generator=generator)
+    if numpy:
+        g, r = g.numpy(), eta * u.numpy() ** (1.0 / d)
+        return g / np.maximum(np.sqrt(np.square(g).sum(-1, keepdims=True)), 1e-300) * r
+    return g / g.norm(dim=-1, keepdim=True).clamp(min=1e-300) * (eta * u ** (1.0 / d))
 
 
 def _np(t: torch.Tensor, dtype: Any = None) -> np.ndarray:
@@ -513,26 +518,21 @@ def run(
     h: np.ndarray,
     decoded: Any,
     generator: torch.Generator,
+    perturbation: Callable[..., Any],
     record_drift: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None]:
     """Read ``ids`` (N, T) from the hidden vectors ``h`` (their decoding ``decoded``) along one η-trajectory per
     word: (states read out (N, T), the last h, its decoding, the drift (N, T) or None) — realize/robust.run's loop:
-    h ← Φ_x(h); h ← fl(h + e) with e in float64; read."""
+    h ← Φ_x(h); h ← fl(h + e) with e = ``perturbation(fast, h, eta, kind, generator)`` (realize/robust.py's, on
+    numpy arrays) in float64; read."""
     n, length = ids.shape
     out = np.empty((n, length), dtype=np.int64)
     dist = np.empty((n, length)) if record_drift else None
-    perturb = eta > 0 and perturbation_kind != "none"
-    dim = h.shape[1]
     cast = fast.dtype != np.float64
     for t in range(length):
         h = fast.step(h, ids[:, t], decoded)
-        if perturb:
-            if perturbation_kind == "random":  # random_ball's draws, its arithmetic in numpy
-                g = torch.randn(n, dim, dtype=torch.float64, generator=generator).numpy()
-                r = eta * torch.rand(n, 1, dtype=torch.float64, generator=generator).numpy() ** (1.0 / dim)
-                e = g / np.maximum(np.sqrt(np.square(g).sum(-1, keepdims=True)), 1e-300) * r
-            else:
-                e = eta * fast.push(h)
+        e = perturbation(fast, h, eta, perturbation_kind, generator)
+        if e is not None:
             h = (h.astype(np.float64) + e).astype(fast.dtype) if cast else h + e
         decoded = fast.decode(h)
         out[:, t] = fast.read(h, decoded)
