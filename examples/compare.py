@@ -4,7 +4,7 @@ automaton each implements, and compare it with the target and with the compiled 
 
 1. Parity and the flip-flop, DeltaNet (β ∈ [0, 2]) and NFSM: extraction verdict, trained eigenvalues of A(x) beside
    the compiled ones, L_max per dtype; the DeltaNets' spectra are drawn to OUT/spectra.png.
-2. NFSMs on brandoit:FF, brandoit:S3 and brandoit:Z16 (the brandoit preset, small scale, no MLP; Z16 with the
+2. NFSMs on brandoit:FF, brandoit:S3 and brandoit:Z16:gen (the brandoit preset, small scale, no MLP; Z16 with the
    cyclic recipe Z16_FLAGS), five seeds each: every seed that reaches sequence accuracy 1.0 extracts to a machine
    isomorphic to the target.
 3. Training from compiled weights (`--init-from`): the compiled S5 model stays at sequence accuracy 1.0 from step 0
@@ -143,11 +143,11 @@ def brandoit(out: Path, seeds: list[int]) -> list[dict]:
     from fsa2rnn.realize.extract import extract
     from fsa2rnn.realize.moore import relate, task_target
 
-    print("\n== 2. NFSMs on brandoit:FF, brandoit:S3, brandoit:Z16: extraction of every seed")
+    print("\n== 2. NFSMs on brandoit:FF, brandoit:S3, brandoit:Z16:gen: extraction of every seed")
     rows = []
-    for task in ("brandoit:FF", "brandoit:S3", "brandoit:Z16"):
+    for task in ("brandoit:FF", "brandoit:S3", "brandoit:Z16:gen"):
         for seed in seeds:
-            run, res = _train(out, task, "nfsm", seed, None, Z16_FLAGS if task == "brandoit:Z16" else None)
+            run, res = _train(out, task, "nfsm", seed, None, Z16_FLAGS if task == "brandoit:Z16:gen" else None)
             net, t, _ = load_run(run)
             seq = res["eval"]["sequence_accuracy"][0]
             ex = extract(net, symbols=t.automaton.symbols, classes=t.classes, length=64, words=128)

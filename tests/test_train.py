@@ -348,7 +348,7 @@ def test_nfsm_heads_auto_tracks_a_base_of_the_group_action():
     from fsa2rnn.nn.tasks import get_task
     from fsa2rnn.nn.train.config import model_config
 
-    for task, heads in (("brandoit:S3", [3, 3]), ("brandoit:S4", [4, 4, 4]), ("brandoit:FF", [2])):
+    for task, heads in (("brandoit:S3", [3, 3]), ("brandoit:S4", [4, 4, 4]), ("brandoit:FF", [3])):
         cfg = TrainConfig(task=task, model="nfsm")
         assert model_config(cfg, get_task(task)).layer_args["heads"] == heads
     cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="single")
