@@ -29,7 +29,11 @@ from .presets import ARCH_FLAGS
 
 RUN_FORMAT = "fsa2rnn.train_run/1"
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
-LOSSES = ("uniform", "first-error")
+LOSSES = ("uniform", "first-error", "balanced")
+#: Brandoit et al.'s two arms for the NFSM (objectives.py): free (the model's loss) or anchored (heads supervised)
+ARMS = ("free", "anchored")
+#: head families of the NFSM with known codes (compiler/nfsm_families.py); ``factored:5,12`` fixes the sizes
+HEAD_FAMILIES = ("regular", "factored")
 EIG = {
     "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
     "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
@@ -89,6 +93,14 @@ class TrainConfig:
     #: a compiled model file whose weights start the run (nn/train/init_from.py), and the noise added to them
     init_from: str | None = None
     init_noise: float = 0.0
+    #: Brandoit et al.'s recipe (objectives.py): the arm, the NFSM head family, ν (noise scale and softmax
+    #: temperature at once), the exploration penalty of the free and the anchored phase, keeping the best checkpoint
+    arm: str = "free"
+    head_family: str | None = None
+    nu: float | None = None
+    explore: float = 0.0
+    anchor_explore: float = 0.0
+    keep_best: bool = False
 
     def __post_init__(self) -> None:
         if self.model not in LAYERS:
@@ -109,7 +121,18 @@ class TrainConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise SpecError(f"--{name.replace('_', '-')} must be a positive integer, got {v!r}")
-        for name in ("lr", "min_lr", "weight_decay", "clip", "warmup", "dropout", "mlp_ratio", "init_noise"):
+        for name in (
+            "lr",
+            "min_lr",
+            "weight_decay",
+            "clip",
+            "warmup",
+            "dropout",
+            "mlp_ratio",
+            "init_noise",
+            "explore",
+            "anchor_explore",
+        ):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0:
                 raise SpecError(f"--{name.replace('_', '-')} must be a number ≥ 0, got {v!r}")
@@ -159,8 +182,38 @@ class TrainConfig:
         std = self.nfsm_readout_std
         if std is not None and not (is_finite_number(std) and std > 0):
             raise SpecError(f"--nfsm-readout-std must be a number > 0, got {self.nfsm_readout_std!r}")
+        self._check_arm()
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
+
+    def _check_arm(self) -> None:
+        """The options of Brandoit et al.'s recipe (one line each, before any work)."""
+        if self.arm not in ARMS:
+            raise SpecError(f"--arm must be one of {', '.join(ARMS)}, got {self.arm!r}")
+        nfsm_only = {"head_family": self.head_family, "nu": self.nu}
+        if self.arm == "anchored":
+            nfsm_only["arm"] = self.arm
+        for name, value in nfsm_only.items():
+            if value is not None and self.model != "nfsm":
+                raise SpecError(f"--{name.replace('_', '-')} applies to nfsm; {self.model} does not take it")
+        if self.explore or self.anchor_explore:
+            if self.model != "nfsm":
+                raise SpecError(f"--explore applies to nfsm; {self.model} does not take it")
+        if self.anchor_explore and self.arm != "anchored":
+            raise SpecError("--anchor-explore needs --arm anchored")
+        if self.head_family is not None:
+            parse_head_family(self.head_family)
+            if self.nfsm_heads is not None:
+                raise SpecError("give --head-family or --nfsm-heads, not both")
+        if self.nu is not None:
+            if not (is_finite_number(self.nu) and self.nu > 0):
+                raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
+            if self.gumbel is not None:
+                raise SpecError("give --nu (noise and temperature) or --gumbel (noise only), not both")
+        if not isinstance(self.keep_best, bool):
+            raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
+        if self.arm == "anchored" and self.layers != 1:
+            raise SpecError(f"--arm anchored trains one NFSM layer, got --layers {self.layers}")
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +270,40 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
     return heads
 
 
+def parse_head_family(text: str) -> tuple[str, list[int] | None]:
+    """``regular``, ``factored`` or ``factored:5,12`` (the factored family with these head sizes)."""
+    name, _, sizes = text.partition(":")
+    if name in HEAD_FAMILIES and not sizes:
+        return name, None
+    if name == "factored":
+        try:
+            out = [int(v) for v in sizes.split(",")]
+        except ValueError:
+            out = []
+        if out and all(2 <= v <= 4096 for v in out) and len(out) <= 4:
+            return name, out
+    raise SpecError(f"--head-family must be regular, factored or factored:D1,D2,… (≤ 4 sizes in 2..4096), got {text!r}")
+
+
+def head_family_of(cfg: TrainConfig, task: Task) -> Any:
+    """The NFSM head family of the run (compiler/nfsm_families.py): the --head-family, or regular for the anchored
+    arm without one; None when the run has none."""
+    if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
+        return None
+    from fsa2rnn.compiler.nfsm_families import head_family
+
+    if task.automaton is None or getattr(task, "readout", None) != "state":
+        raise SpecError(f"--head-family and --arm anchored need a task whose targets are states, not {task.name!r}")
+    key = (task.name, cfg.head_family or "regular")
+    if key not in _FAMILIES:
+        name, sizes = parse_head_family(key[1])
+        _FAMILIES[key] = head_family(task.automaton, name, sizes)
+    return _FAMILIES[key]
+
+
+_FAMILIES: dict[tuple[str, str], Any] = {}  # (task, family) → HeadFamily: the search runs once per process
+
+
 def _expansion(text: str) -> int:
     """K of ``auto:K`` (1 for ``auto``)."""
     if text == "auto":
@@ -245,9 +332,15 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     elif m == "transformer":
         args["heads"] = cfg.heads or 4
     elif m == "nfsm":
-        args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
+        family = head_family_of(cfg, task)
+        if family is not None:  # the authors' NFSM: the family's heads, every head starting on index 0
+            args.update(heads=list(family.sizes), fixed_start=True)
+        else:
+            args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
         if cfg.gumbel is not None:
             args["gumbel"] = float(cfg.gumbel)
+        if cfg.nu is not None:  # Brandoit et al.: argmax(θ/ν + G) forward, softmax(θ/ν + G) backward
+            args.update(gumbel=float(cfg.nu), tau=float(cfg.nu))
         if cfg.nfsm_identity is not None:
             args["identity_bias"] = float(cfg.nfsm_identity)
         if cfg.nfsm_readout_std is not None:
