@@ -19,8 +19,8 @@ Exploration (Brandoit et al.'s anchored and free arms): with ``track = True`` th
 relu(std_j(θ[h_{t−1}, j] / τ) / (π/√6) − 1)², the spread of each realized row beyond the Gumbel noise's.
 
 The start index is learnable: ``start_logits`` (H, d_max); h_0 = argmax of its row; with ``fixed_start`` every head
-starts on index 0 (the authors' NFSM; the anchored arm's codes put the initial state there). In training the start is the
-step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
+starts on index 0 (the authors' NFSM; the anchored arm's codes put the initial state there). In training the start
+is the step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
 the start receives the straight-through gradient like any step. Heads of different sizes are padded to d_max with
 logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
 """
