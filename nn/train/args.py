@@ -109,6 +109,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--lmax/--no-lmax",), dict(default=None, help="Search the failing length L_max (default: on).")),
     (("--cap",), dict(type=int, help="Longest length the L_max search tries (default 4096).")),
     (("--threshold",), dict(type=float, help="Sequence accuracy below which a length fails (default 1.0).")),
+    (
+        ("--protocol",),
+        dict(help="L_max search: prefix (prefixes of the same words, default) or brandoit (fresh words per length)."),
+    ),
     (("--json", "as_json"), dict(is_flag=True, default=False, help="Print one JSON object.")),
 ]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
 
+from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..model import ModelConfig
@@ -86,6 +87,8 @@ class TrainConfig:
     lmax: bool = True
     cap: int = 4096
     threshold: float = 1.0
+    #: the L_max search: prefix (prefixes of the same words) or brandoit (fresh words per length; nn/evaluate.py)
+    protocol: str = "prefix"
     preset: str | None = None
     scale: str | None = None
     progress: bool = True
@@ -142,6 +145,8 @@ class TrainConfig:
             raise SpecError(f"--warmup is a fraction of the steps in [0, 1), got {self.warmup}")
         if not 0 < self.threshold <= 1:
             raise SpecError(f"--threshold must lie in (0, 1], got {self.threshold}")
+        if self.protocol not in PROTOCOLS:
+            raise SpecError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         if self.loss not in LOSSES:
             raise SpecError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.early_stop < 0:
@@ -199,8 +204,6 @@ class TrainConfig:
         if self.explore or self.anchor_explore:
             if self.model != "nfsm":
                 raise SpecError(f"--explore applies to nfsm; {self.model} does not take it")
-        if self.anchor_explore and self.arm != "anchored":
-            raise SpecError("--anchor-explore needs --arm anchored")
         if self.head_family is not None:
             parse_head_family(self.head_family)
             if self.nfsm_heads is not None:
