@@ -76,7 +76,7 @@ def test_nu_sets_noise_and_temperature_and_head_family_fixes_the_start():
         (dict(nu=-1.0), "--nu must be a number > 0"),
         (dict(nu=0.5, gumbel=1.0), "not both"),
         (dict(head_family="factored:1"), "--head-family must be"),
-        (dict(head_family="regular", nfsm_heads="4x3"), "not both"),
+        (dict(head_family="regular", nfsm_heads="4x3"), "give no --nfsm-heads"),
         (dict(model="mamba", explore=0.1), "--explore applies to nfsm"),
         (dict(arm="anchored", layers=2), "one NFSM layer"),
         (dict(protocol="fresh"), "--protocol must be one of prefix, brandoit"),

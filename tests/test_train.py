@@ -410,6 +410,13 @@ def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
     from fsa2rnn.nn.train.run import preset_config
 
     nfsm = preset_config("brandoit", "small", task="brandoit:S3")
-    assert (nfsm.loss, nfsm.nfsm_heads, nfsm.gumbel) == ("first-error", "auto:4", 0.0)
+    assert (nfsm.loss, nfsm.arm, nfsm.nu, nfsm.explore, nfsm.anchor_explore) == (
+        "balanced",
+        "anchored",
+        0.5,
+        0.03,
+        0.01,
+    )
+    assert (nfsm.protocol, nfsm.keep_best, nfsm.nfsm_readout_std, nfsm.gumbel) == ("brandoit", True, 1.0, None)
     base = preset_config("brandoit", "small", task="brandoit:FF", model="mamba")
-    assert (base.loss, base.nfsm_heads, base.gumbel) == ("uniform", None, None)
+    assert (base.arm, base.nu, base.explore, base.nfsm_readout_std, base.threshold) == ("free", None, 0.0, None, 0.9)

@@ -169,9 +169,10 @@ class TrainConfig:
         m = self.model
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
-            if value is not None and value != "auto" and m not in models:
+            if value is not None and value != "auto" and value != defaults[name] and m not in models:
                 what = "has no eigenvalue range" if name == "eig" else "does not take it"
                 raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
         if self.nfsm_heads is not None and self.nfsm_heads.startswith("auto"):
@@ -204,10 +205,11 @@ class TrainConfig:
         if self.explore or self.anchor_explore:
             if self.model != "nfsm":
                 raise SpecError(f"--explore applies to nfsm; {self.model} does not take it")
-        if self.head_family is not None:
-            parse_head_family(self.head_family)
+        if self.head_family is not None or self.arm == "anchored":
+            if self.head_family is not None:
+                parse_head_family(self.head_family)
             if self.nfsm_heads is not None:
-                raise SpecError("give --head-family or --nfsm-heads, not both")
+                raise SpecError("--head-family and --arm anchored set the heads: give no --nfsm-heads with them")
         if self.nu is not None:
             if not (is_finite_number(self.nu) and self.nu > 0):
                 raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
