@@ -41,6 +41,11 @@ FLAGS = {
                                       lr=3e-3, batch=32),
     ("brandoit:FF", "nfsm"): None,  # the brandoit preset, as in part 2
 }  # fmt: skip
+#: part 2's NFSM recipe (the free arm with fsa2rnn's earlier small-scale settings: heads with 4× the compiler's
+#: indices, no Gumbel noise, the first-error weighting; docs/reproductions.md has the authors' recipe)
+PART2 = dict(layers=1, d_model=32, train_length="64..64", batch=32, steps=400, lr=1e-2, weight_decay=0.0, clip=1.0,
+             warmup=0.05, early_stop=3, cap=2**16, threshold=1.0, loss="first-error", nfsm_heads="auto:4",
+             gumbel=0.0)  # fmt: skip
 QUIET = dict(progress=False, lmax=False, samples=128, val_every=50, checkpoint_every=1000)
 #: part 2's recipe for Z16 on top of the preset (README, "Reproducing the papers"): one head of 32 indices whose
 #: tables start as the identity, a readout drawn at unit scale, constant lr 3e-3, no clipping
@@ -66,14 +71,10 @@ def main() -> None:
 
 
 def _train(out: Path, task: str, model: str, seed: int, flags: dict | None, preset: dict | None = None):
-    """Train (or reuse) a run; ``flags`` None: the brandoit preset at small scale without MLP, with ``preset``'s
-    flags on top."""
+    """Train (or reuse) a run; ``flags`` None: PART2 without MLP, with ``preset``'s flags on top."""
     run = out / f"{task.replace(':', '_')}-{model}-seed{seed}"
     if flags is None:
-        from fsa2rnn.nn.train.run import preset_config
-
-        extra = {"mlp_ratio": 0.0, **QUIET, **(preset or {})}
-        cfg = preset_config("brandoit", "small", task=task, model=model, seed=seed, **extra)
+        cfg = TrainConfig(task=task, model=model, seed=seed, **{**PART2, "mlp_ratio": 0.0, **QUIET, **(preset or {})})
     else:
         cfg = TrainConfig(task=task, model=model, seed=seed, **{**QUIET, **flags})
     return run, train(cfg, run, resume=True)

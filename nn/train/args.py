@@ -38,7 +38,7 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     ),
     (
         ("--gumbel",),
-        dict(type=float, help="NFSM: scale of the Gumbel noise in training (τ stays 0.5); 0: no noise (default 1)."),
+        dict(type=float, help="NFSM: scale of the Gumbel noise in training (default 1, or ν with --nu); 0: no noise."),
     ),
     (
         ("--nfsm-identity",),

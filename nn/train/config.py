@@ -58,7 +58,7 @@ class TrainConfig:
     head_dim: int | None = None
     state_size: int | None = None
     nfsm_heads: str | None = None
-    #: NFSM: the scale of the training Gumbel noise (None: the layer's default 1, the paper's estimator)
+    #: NFSM: the scale of the training Gumbel noise (None: ν with --nu, else the layer's default 1 at τ = 0.5)
     gumbel: float | None = None
     nfsm_identity: float | None = None
     nfsm_readout_std: float | None = None
@@ -213,8 +213,6 @@ class TrainConfig:
         if self.nu is not None:
             if not (is_finite_number(self.nu) and self.nu > 0):
                 raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
-            if self.gumbel is not None:
-                raise SpecError("give --nu (noise and temperature) or --gumbel (noise only), not both")
         if not isinstance(self.keep_best, bool):
             raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
         if self.arm == "anchored" and self.layers != 1:
@@ -345,7 +343,7 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         if cfg.gumbel is not None:
             args["gumbel"] = float(cfg.gumbel)
         if cfg.nu is not None:  # Brandoit et al.: argmax(θ/ν + G) forward, softmax(θ/ν + G) backward
-            args.update(gumbel=float(cfg.nu), tau=float(cfg.nu))
+            args.update(gumbel=float(cfg.nu if cfg.gumbel is None else cfg.gumbel), tau=float(cfg.nu))
         if cfg.nfsm_identity is not None:
             args["identity_bias"] = float(cfg.nfsm_identity)
         if cfg.nfsm_readout_std is not None:
