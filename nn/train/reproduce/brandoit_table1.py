@@ -92,7 +92,7 @@ BASELINES = ("mamba", "aussm", "pdssm")
 #: settings shared by every run, per scale (TrainConfig fields)
 _COMMON = {
     "tiny": dict(batch=8, steps=6, lr=3e-3, val_every=3, val_samples=8, early_stop=0, samples=4, cap=128),
-    "small": dict(batch=32, steps=600, lr=3e-3, val_every=25, val_samples=128, early_stop=8, samples=64, cap=2**15),
+    "small": dict(batch=32, steps=600, lr=3e-3, val_every=25, val_samples=128, early_stop=12, samples=64, cap=2**15),
     "medium": dict(batch=64, steps=5000, lr=2e-3, val_every=50, val_samples=256, early_stop=20, samples=256, cap=2**17),
     "paper": dict(
         batch=256, steps=100_000, lr=1e-3, val_every=50, val_samples=512, early_stop=40, samples=512, cap=2**20
