@@ -47,7 +47,7 @@ PART2 = dict(layers=1, d_model=32, train_length="64..64", batch=32, steps=400, l
              warmup=0.05, early_stop=3, cap=2**16, threshold=1.0, loss="first-error", nfsm_heads="auto:4",
              gumbel=0.0)  # fmt: skip
 QUIET = dict(progress=False, lmax=False, samples=128, val_every=50, checkpoint_every=1000)
-#: part 2's recipe for Z16 on top of the preset (README, "Reproducing the papers"): one head of 32 indices whose
+#: part 2's recipe for Z16 on top of PART2: one head of 32 indices whose
 #: tables start as the identity, a readout drawn at unit scale, constant lr 3e-3, no clipping
 Z16_FLAGS = dict(nfsm_heads="auto:2", nfsm_identity=1.0, nfsm_readout_std=1.0, clip=0.0, warmup=0.0, lr=3e-3,
                  min_lr=3e-3, steps=1000, early_stop=1)  # fmt: skip

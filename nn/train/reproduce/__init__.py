@@ -1,4 +1,4 @@
-"""``fsa2rnn reproduce NAME``: a paper's table regenerated from ordinary training runs (DESIGN, "Reproductions").
+"""``fsa2rnn reproduce NAME``: a paper's table regenerated from ordinary training runs (docs/reproductions.md).
 
 A reproduction is one module here that defines a :class:`~.base.Reproduction` subclass and one entry in
 :data:`REGISTRY` (name → ``module:Class``). The runner (runner.py) does the rest for every reproduction: it expands
