@@ -246,8 +246,8 @@ PRESETS: dict[str, Preset] = {
             "validations every 50 steps, the best checkpoint kept; L_max by their protocol (--protocol brandoit) "
             "to 2^20 at sequence accuracy 1 (baselines: 4 layers of width 256, 0.9). Small scale: width 32, batch "
             "32, lr 3e-3, ≤ 600 steps, early stop after 12 validations every 25 steps (after the release's 10), "
-            "no dropout, L_max on 64 words to 2^15; baselines 2 layers of width 32, MLP ×2. `fsa2rnn reproduce brandoit-table1` runs the "
-            "whole table with the authors' heads per task."
+            "no dropout, L_max on 64 words to 2^15; baselines 2 layers of width 32, MLP ×2. "
+            "`fsa2rnn reproduce brandoit-table1` runs the whole table with the authors' heads per task."
         ),
     ),
     "dlr": Preset(
