@@ -13,13 +13,15 @@ from fsa2rnn.nn.train.reproduce.brandoit_table1 import PAPER, TASKS
 def test_registry_and_the_papers_values():
     assert "brandoit-table1" in REGISTRY
     rep = get_reproduction("brandoit-table1")
-    assert rep.tasks == TASKS and {m for _, m in PAPER} == set(rep.models)
+    assert rep.tasks == TASKS and {m for _, m in PAPER} | {"nfsm-regular"} == set(rep.models)
     assert PAPER[("Z2", "mamba")]["value"] == 4352 and PAPER[("M11", "nfsm")]["value"] == 2**15
     assert PAPER[("A5", "mamba")]["value"] is None and len(PAPER[("S4", "mamba")]["seeds"]) == 5
     # baselines have only the free arm; Table 1's NFSM heads
     jobs = rep.jobs("small", ["A5"], ["nfsm", "mamba"], ["anchored", "free"], [42])
     assert [(j.model, j.arm) for j in jobs] == [("nfsm", "anchored"), ("nfsm", "free"), ("mamba", "free")]
     assert jobs[0].config["head_family"] == "factored:5,12" and jobs[2].config["threshold"] == 0.9
+    regular = rep.jobs("small", ["A5", "Z2"], ["nfsm-regular"], ["anchored"], [42])
+    assert [(j.task, j.config["head_family"]) for j in regular] == [("A5", "regular")]
 
 
 def test_tiny_table_end_to_end_and_resumed(tmp_path, monkeypatch):

@@ -88,6 +88,8 @@ TASKS = ("Z2", "Z16", "S3", "S4", "A5", "M11", "DFF5", "FF", "TSO3", "TSO4", "TS
 #: Table 1's NFSM heads: the factored family on S3, S4, A5 (the authors' (5, 12)) and M11, the regular head elsewhere
 HEADS = {"S3": "factored", "S4": "factored", "A5": "factored:5,12", "M11": "factored"}
 BASELINES = ("mamba", "aussm", "pdssm")
+#: the authors also run the regular head (one head of |Q|) on these tasks: the model ``nfsm-regular``
+REGULAR_RUNG = ("S3", "S4", "A5")
 
 #: settings shared by every run, per scale (TrainConfig fields)
 _COMMON = {
@@ -117,7 +119,7 @@ class BrandoitTable1(Reproduction):
     title = "Brandoit et al., Table 1: failing length L_max"
     source = "Brandoit et al., length-independent state tracking, §7 Table 1; protocol of the authors' code"
     tasks = TASKS
-    models = ("nfsm", *BASELINES)
+    models = ("nfsm", "nfsm-regular", *BASELINES)
     arms = ("anchored", "free")
     paper = PAPER
 
@@ -125,8 +127,10 @@ class BrandoitTable1(Reproduction):
         out = []
         for task in tasks:
             for model in models:
+                if model == "nfsm-regular" and task not in REGULAR_RUNG:
+                    continue
                 for arm in arms:
-                    if model != "nfsm" and arm != "free":
+                    if not model.startswith("nfsm") and arm != "free":
                         continue  # only the NFSM has an anchored arm
                     cfg = self.config(scale, task, model, arm)
                     out += [Job(task, model, arm, s, cfg) for s in seeds]
@@ -149,12 +153,12 @@ class BrandoitTable1(Reproduction):
             checkpoint_every=max(common["val_every"], 100),
             **common,
         )
-        if model == "nfsm":
+        if model.startswith("nfsm"):
             cfg.update(
                 model="nfsm",
                 layers=1,
                 arm=arm,
-                head_family=HEADS.get(task, "regular"),
+                head_family="regular" if model == "nfsm-regular" else HEADS.get(task, "regular"),
                 nu=0.5,
                 explore=0.03,
                 anchor_explore=0.01 if arm == "anchored" else 0.0,
@@ -173,7 +177,7 @@ class BrandoitTable1(Reproduction):
             return "the authors' TSO task (their code/experiments/tso) is not implemented in fsa2rnn"
         from ...layers import LAYERS
 
-        if job.model not in LAYERS:
+        if job.config["model"] not in LAYERS:
             return f"the {job.model} layer is not in this build"
         return None
 
