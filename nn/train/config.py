@@ -217,6 +217,8 @@ class TrainConfig:
             raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
         if self.arm == "anchored" and self.layers != 1:
             raise SpecError(f"--arm anchored trains one NFSM layer, got --layers {self.layers}")
+        if self.arm == "anchored" and self.nproc > 1:
+            raise SpecError("--arm anchored runs in one process (its release rule reads one validation): no --nproc")
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
