@@ -250,3 +250,19 @@ def test_tasks_command_lists_every_paper_task():
     assert names == list(PAPER_TASKS)
     text = CliRunner().invoke(main, ["tasks"]).stdout
     assert "grazzi:parity" in text and "brandoit:FF" in text and "dlr:shift" in text
+
+
+def test_brandoit_tasks_are_the_authors():
+    z16 = get_task("brandoit:Z16")
+    assert z16.vocab[:-1] == [str(i) for i in range(16)] and z16.n_classes == 16
+    assert get_task("brandoit:Z16:gen").vocab[:-1] == ["0", "+1"]  # the other counter, under its own name
+    for name in ("brandoit:FF", "brandoit:DFF5"):
+        t = get_task(name)
+        assert t.classes == ["empty", "0", "1"] and t.vocab[:-1] == ["read", "reset", "set"]
+        assert t.automaton.initial == 0 and t.default_train_length == (64, 64)
+    a5 = get_task("brandoit:A5").automaton
+    assert a5.n_states == 60 and a5.action.tolist() == [[1, 2, 0, 3, 4], [0, 2, 3, 1, 4], [0, 1, 3, 4, 2]]
+    m11 = get_task("brandoit:M11").automaton  # the Atlas generators and their inverses
+    gens = [list(range(1, 11)) + [0], [0, 1, 6, 9, 5, 3, 10, 2, 8, 4, 7]]
+    assert m11.action[:2].tolist() == gens and list(m11.symbols) == ["a", "b", "a^-1", "b^-1"] and m11.n_states == 7920
+    assert (m11.action[2][m11.action[0]] == np.arange(11)).all()
