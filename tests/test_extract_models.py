@@ -65,7 +65,7 @@ def parity_nfsm():
 
 @pytest.fixture(scope="module")
 def flipflop_nfsm():
-    return train_tiny("brandoit:FF", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
+    return train_tiny("flipflop", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
                       lr=1e-2, mlp_ratio=4.0)  # fmt: skip
 
 

@@ -35,7 +35,7 @@ def test_word_problem_targets_are_the_automatons_states(name):
 
 
 def test_same_seed_same_batches_and_other_seed_differs():
-    for name in ["grazzi:S5", "brandoit:DFF:5", "grazzi:modarith_brackets", "brandoit:TSO:4", "dlr:mips"]:
+    for name in ["grazzi:S5", "brandoit:DFF5", "grazzi:modarith_brackets", "brandoit:TSO:4", "dlr:mips"]:
         task = get_task(name)
         length = 64 if task.kind == "regression" else (3, 20)
         one, two = task.sample(8, length, gen(5)), task.sample(8, length, gen(5))
@@ -55,7 +55,7 @@ def test_accept_task_predicts_membership():
 
 
 def test_dff5_never_reads_more_than_four_times_in_a_row_and_continues_across_chunks():
-    task = get_task("brandoit:DFF:5")
+    task = get_task("brandoit:DFF5")
     read = task.automaton.symbols.index("read")
     words, targets, carry = [], [], None
     g = gen(3)
@@ -71,13 +71,30 @@ def test_dff5_never_reads_more_than_four_times_in_a_row_and_continues_across_chu
     assert np.array_equal(torch.cat(targets, dim=1).numpy(), task.automaton.run(tokens))
 
 
-def test_flipflop_reads_90_percent_in_training_and_1_percent_in_evaluation():
+def test_flipflop_writes_10_percent_in_training_and_1_percent_in_evaluation_with_three_classes():
     task = get_task("brandoit:FF")
     read = task.automaton.symbols.index("read")
-    train = task.sample(64, 200, gen(4), train=True).inputs
-    evaluation = task.sample(64, 200, gen(4), train=False).inputs
-    assert abs((train == read).float().mean().item() - 0.90) < 0.02
-    assert (evaluation == read).float().mean().item() < 0.02
+    train = task.sample(64, 400, gen(4), train=True)
+    evaluation = task.sample(64, 400, gen(4), train=False).inputs
+    assert abs((train.inputs != read).float().mean().item() - 0.10) < 0.01
+    assert abs((evaluation != read).float().mean().item() - 0.01) < 0.004
+    # class 0 ("empty") until the first write, then the last write (1: reset, 2: set)
+    x, y = train.inputs.numpy(), train.targets.numpy()
+    for row, tgt in zip(x, y):
+        writes = np.flatnonzero(row != read)
+        first = writes[0] if len(writes) else len(row)
+        assert (tgt[:first] == 0).all()
+        last = np.maximum.accumulate(np.where(row != read, np.arange(len(row)), -1))
+        assert np.array_equal(tgt[first:], row[last[first:]])
+
+
+def test_dff5_forces_every_fifth_identity_of_a_drawn_run():
+    task = get_task("brandoit:DFF5")
+    b = task.sample(256, 64, gen(8))
+    x = b.inputs.numpy()
+    read = task.automaton.symbols.index("read")
+    assert 0.30 < (x == read).mean() < 0.34  # uniform letters, a few identities forced away (1/3 · (1 − ~1 %))
+    assert set(np.unique(b.targets.numpy())) == {0, 1, 2}
 
 
 def test_tokens_per_step_lags_the_target():
@@ -233,3 +250,19 @@ def test_tasks_command_lists_every_paper_task():
     assert names == list(PAPER_TASKS)
     text = CliRunner().invoke(main, ["tasks"]).stdout
     assert "grazzi:parity" in text and "brandoit:FF" in text and "dlr:shift" in text
+
+
+def test_brandoit_tasks_are_the_authors():
+    z16 = get_task("brandoit:Z16")
+    assert z16.vocab[:-1] == [str(i) for i in range(16)] and z16.n_classes == 16
+    assert get_task("brandoit:Z16:gen").vocab[:-1] == ["0", "+1"]  # the other counter, under its own name
+    for name in ("brandoit:FF", "brandoit:DFF5"):
+        t = get_task(name)
+        assert t.classes == ["empty", "0", "1"] and t.vocab[:-1] == ["read", "reset", "set"]
+        assert t.automaton.initial == 0 and t.default_train_length == (64, 64)
+    a5 = get_task("brandoit:A5").automaton
+    assert a5.n_states == 60 and a5.action.tolist() == [[1, 2, 0, 3, 4], [0, 2, 3, 1, 4], [0, 1, 3, 4, 2]]
+    m11 = get_task("brandoit:M11").automaton  # the Atlas generators and their inverses
+    gens = [list(range(1, 11)) + [0], [0, 1, 6, 9, 5, 3, 10, 2, 8, 4, 7]]
+    assert m11.action[:2].tolist() == gens and list(m11.symbols) == ["a", "b", "a^-1", "b^-1"] and m11.n_states == 7920
+    assert (m11.action[2][m11.action[0]] == np.arange(11)).all()

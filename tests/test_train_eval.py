@@ -26,7 +26,7 @@ def _compiled(task_name: str):
     return SequenceModel.from_compiled(compile_nfsm(task.automaton, heads="single")).float().eval(), task
 
 
-@pytest.mark.parametrize("name", ["brandoit:FF", "brandoit:S3", "brandoit:DFF:5"])
+@pytest.mark.parametrize("name", ["brandoit:FF", "brandoit:S3", "brandoit:DFF5"])
 def test_an_exact_nfsm_is_exact_everywhere(name):
     net, task = _compiled(name)
     got = E.accuracy_at_lengths(net, task, [8, 300], samples=20)

@@ -6,7 +6,8 @@ Symbol distributions (all drawn from the caller's ``torch.Generator``):
   ``read`` in training and 1 % in evaluation);
 - ``max_identity_run=k``: never more than k identity symbols (symbols whose δ_x is the identity) in a row — the
   word is drawn as before and any identity that would make a run of k + 1 is replaced by a uniformly drawn
-  non-identity symbol (Brandoit et al.'s DFF_5 uses k = 4, so the state depends on the last 5 symbols);
+  non-identity symbol (Brandoit et al.'s DFF5 uses k = 4, so the state depends on the last 5 symbols; their
+  rule: inside a run of drawn identities the forced symbols fall at every 5th position);
 - ``tokens_per_step=k``: one symbol every k tokens, a blank token (acting as the identity) between them, and the
   target lagged by k − 1 tokens (the negative-eigenvalues paper's "S5, 4 tokens per transition", App. E.2.1): the
   target at token t is the state after the symbols among tokens 0..t−k+1, the initial state before that.
@@ -123,27 +124,24 @@ class AutomatonTask(Task):
         return ids
 
     def _break_identity_runs(self, ids: torch.Tensor, gen: torch.Generator, carry: _Carry) -> torch.Tensor:
-        """Replace identities that would extend a run beyond ``max_identity_run`` (vectorized; a few rounds)."""
+        """Force a uniformly drawn non-identity symbol at every (k + 1)-th identity of a run of drawn identities.
+
+        Closed form, no scan: inside a run, a forced symbol restarts the count, so the forced positions are those
+        whose number of identities before them in the run (the carried run included) is k modulo k + 1."""
         k_max = self.max_identity_run
         batch, length = ids.shape
+        if not length:
+            return ids
         pos = torch.arange(length)
-        while True:
-            is_id = torch.isin(ids, self.identity_symbols)
-            # index of the last non-identity at or before t (−1 − carried run for none in this chunk)
-            last = torch.where(~is_id, pos[None, :], torch.full_like(ids, -1))
-            last = torch.cummax(last, dim=1).values
-            run = pos[None, :] - last
-            run = torch.where(last < 0, run + carry.run[:, None], run)  # continue the carried run
-            run = torch.where(is_id, run, torch.zeros_like(run))
-            too_long = is_id & (run > k_max)
-            if not bool(too_long.any()):
-                break
-            # fix the first offending position of each word, then recompute
-            first = torch.argmax(too_long.to(torch.int8), dim=1)
-            rows = torch.nonzero(too_long.any(dim=1)).squeeze(1)
-            pick = torch.randint(0, len(self.other_symbols), (len(rows),), generator=gen)
-            ids[rows, first[rows]] = self.other_symbols[pick]
-        carry.run = torch.where(is_id[:, -1], run[:, -1], torch.zeros_like(carry.run)) if length else carry.run
+        is_id = torch.isin(ids, self.identity_symbols)
+        last = torch.cummax(torch.where(is_id, torch.full_like(ids, -1), pos[None, :]), dim=1).values
+        before = pos[None, :] - last - 1  # identities before t in its run, within this chunk
+        before = torch.where(last < 0, before + carry.run[:, None], before)
+        forced = is_id & (before % (k_max + 1) == k_max)
+        pick = torch.randint(0, len(self.other_symbols), (batch, length), generator=gen)
+        ids = torch.where(forced, self.other_symbols[pick], ids)
+        end = before[:, -1] % (k_max + 1) + 1  # identities in a row at the end, after forcing
+        carry.run = torch.where(is_id[:, -1] & ~forced[:, -1], end, torch.zeros_like(carry.run))
         return ids
 
     # --- words ----------------------------------------------------------------------------------------------------

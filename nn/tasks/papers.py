@@ -14,7 +14,7 @@ import torch
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import UnknownBuiltinError
-from fsa2rnn.fsa.library.tasks import modular_value
+from fsa2rnn.fsa.library.tasks import flipflop_monoid, modular_value
 from fsa2rnn.fsa.library.word_problems import word_problem
 
 from .automaton_task import AutomatonTask
@@ -107,8 +107,10 @@ def _m11_with_inverses():
     return word_problem([*g, *inv], symbol_names=names, name="M11")
 
 
-FLIPFLOP_TRAIN = np.array([0.05, 0.05, 0.90])  # set, reset, read
-FLIPFLOP_EVAL = np.array([0.495, 0.495, 0.01])
+#: the authors' flip-flop draws (their ``ff`` and ``ff01``): a non-identity letter (reset or set, equally likely) with
+#: probability 0.1 in training and 0.01 in evaluation; symbols in the order read (the identity), reset, set
+FLIPFLOP_TRAIN = np.array([0.90, 0.05, 0.05])
+FLIPFLOP_EVAL = np.array([0.99, 0.005, 0.005])
 
 PAPER_TASKS: dict[str, Callable[[], Task]] = {
     "grazzi:parity": _grazzi("parity", "grazzi:parity", "§5.1, Table 3 (parity)"),
@@ -122,21 +124,27 @@ PAPER_TASKS: dict[str, Callable[[], Task]] = {
     ),
     "grazzi:Z60": _grazzi("Z60", "grazzi:Z60", "App. E.2.2, Fig. 8 (Z60)"),
     "grazzi:A5": _grazzi("A5", "grazzi:A5", "App. E.2 (A5)"),
-    "brandoit:Z2": _brandoit(lambda: resolve_spec("Z2"), "brandoit:Z2", "Z2; symbols 0 and 1"),
-    "brandoit:Z16": _brandoit(lambda: _cyclic_with_identity(16), "brandoit:Z16", "Z16; symbols 0 and +1"),
+    "brandoit:Z2": _brandoit(lambda: resolve_spec("Z2"), "brandoit:Z2", "Z2; letters 0 and 1"),
+    "brandoit:Z16": _brandoit(lambda: resolve_spec("Z16"), "brandoit:Z16", "Z16; the 16 letters 0..15"),
+    "brandoit:Z16:gen": _brandoit(
+        lambda: _cyclic_with_identity(16), "brandoit:Z16:gen", "not the authors' task: Z16 on the letters 0 and +1"
+    ),
     "brandoit:S3": _brandoit(lambda: _adjacent_transpositions(3), "brandoit:S3", "S3, adjacent transpositions"),
     "brandoit:S4": _brandoit(lambda: _adjacent_transpositions(4), "brandoit:S4", "S4, adjacent transpositions"),
     "brandoit:A5": _brandoit(lambda: _adjacent_3cycles(5), "brandoit:A5", "A5, adjacent 3-cycles"),
     "brandoit:M11": _brandoit(_m11_with_inverses, "brandoit:M11", "M11, two generators and their inverses"),
     "brandoit:FF": _brandoit(
-        lambda: resolve_spec("flipflop"),
+        flipflop_monoid,
         "brandoit:FF",
-        "flip-flop; 90 % read in training, 1 % in evaluation",
+        "flip-flop monoid, 3 classes; 10 % writes in training, 1 % in evaluation",
         probs=FLIPFLOP_TRAIN,
         eval_probs=FLIPFLOP_EVAL,
     ),
-    "brandoit:DFF:5": _brandoit(
-        lambda: resolve_spec("flipflop"), "brandoit:DFF:5", "flip-flop, at most 4 reads in a row", max_identity_run=4
+    "brandoit:DFF5": _brandoit(
+        flipflop_monoid,
+        "brandoit:DFF5",
+        "flip-flop monoid, 3 classes; uniform letters, at most 4 reads in a row",
+        max_identity_run=4,
     ),
     **{f"brandoit:TSO:{n}": (lambda n=n: TrackingShuffledObjects(n)) for n in (3, 4, 5)},
     **{f"dlr:{t}": (lambda t=t: DLRTask(t)) for t in DLR_TASKS},

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..evaluate import DEFAULT_CAP, failing_length
+from ..evaluate import DEFAULT_CAP, clip_cap, failing_length, failing_length_fresh
 from ..model import SequenceModel
 from ..tasks import Task
 
@@ -185,8 +185,12 @@ def failing_length_of(
     n_words: int = 512,
     threshold: float = 1.0,
     seed: int = 0,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
-    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words."""
+    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words, by the
+    ``prefix`` protocol (nn/evaluate.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
+    at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
+    accuracy at every length judged, and ``l_max_cap``: the cap searched)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
     note = None
@@ -197,6 +201,20 @@ def failing_length_of(
         note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
+    if protocol == "brandoit":
+        top = clip_cap(max(fit_cap, start), task.n_classes, start)
+        l_max, capped, trace = failing_length_fresh(
+            model.predictor(),
+            task.word_source(),
+            start=start,
+            cap=top,
+            n_words=n_words,
+            threshold=threshold,
+            seed=seed,
+            chunk=chunk,
+        )
+        trace_out = {str(k): v for k, v in sorted(trace.items())}
+        return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note, "l_max_cap": top, "l_max_trace": trace_out}
     l_max, capped = failing_length(
         model.predictor(),
         task.word_source(),
@@ -334,10 +352,18 @@ def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths
     if cfg.lmax:
         ev.update(
             failing_length_of(
-                model, task, start=train_max, cap=max(cfg.cap, train_max), n_words=cfg.samples, threshold=cfg.threshold
+                model,
+                task,
+                start=train_max,
+                cap=max(cfg.cap, train_max),
+                n_words=cfg.samples,
+                threshold=cfg.threshold,
+                seed=cfg.seed if cfg.protocol == "brandoit" else 0,
+                protocol=cfg.protocol,
             )
         )
         ev["l_max_search"] = {
+            "protocol": cfg.protocol,
             "start": train_max,
             "cap": max(cfg.cap, train_max),
             "n_words": cfg.samples,
@@ -375,10 +401,16 @@ def evaluate_run(
     lmax: bool = False,
     cap: int = DEFAULT_CAP,
     samples: int = 512,
-    threshold: float = 1.0,
+    threshold: float | None = None,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
-    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}."""
+    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}.
+
+    ``threshold`` None: 1.0, except under the ``brandoit`` protocol for a model other than the NFSM (0.9, the
+    authors' bar for baselines); the ``brandoit`` protocol seeds its words by the run's seed and each length."""
     model, task, cfg = load_run(run)
+    if threshold is None:
+        threshold = 0.9 if protocol == "brandoit" and model.config.layer != "nfsm" else 1.0
     train_max = cfg.train_lengths(task)[1]
     if task.kind == "regression":
         scores = [regression_scores(model, task, n, samples=samples) for n in (lengths or [train_max])]
@@ -394,9 +426,17 @@ def evaluate_run(
     if lmax:
         out.update(
             failing_length_of(
-                model, task, start=train_max, cap=max(cap, train_max), n_words=samples, threshold=threshold
+                model,
+                task,
+                start=train_max,
+                cap=max(cap, train_max),
+                n_words=samples,
+                threshold=threshold,
+                seed=cfg.seed if protocol == "brandoit" else 0,
+                protocol=protocol,
             )
         )
+        out["l_max_protocol"] = protocol
     else:
         out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
     if model.config.layer == "nfsm":
