@@ -52,6 +52,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--short-conv/--no-short-conv",),
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),
+    (
+        ("--delta-form",),
+        dict(
+            help="deltanet/deltaproduct form: fla (per-head output RMSNorm, Xavier init of gain 2^-2.5, no beta "
+            "bias; default) or plain (no output norm, PyTorch's init, a beta bias)."
+        ),
+    ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),

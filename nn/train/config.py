@@ -11,6 +11,8 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
   d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`): ``auto`` (the NFSM compiler's
   cheapest one-layer plan: point-tracking heads for a permutation group, else one head of |Q|), ``single``,
   ``4x11`` (4 heads of 11) or ``8,8,6``.
+- ``delta_form`` "fla" | "plain" is the DeltaNet/DeltaProduct form: fla's (per-head output RMSNorm, Xavier init of
+  gain 2^−2.5, no β bias; the layer's default) or the bare recurrence (nn/layers/delta_product.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
+from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..model import ModelConfig
 from ..tasks import Task, parse_length_range
 from .presets import ARCH_FLAGS
@@ -63,6 +66,8 @@ class TrainConfig:
     nfsm_identity: float | None = None
     nfsm_readout_std: float | None = None
     short_conv: bool | None = None
+    #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
+    delta_form: str | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     train_length: str | None = None
@@ -169,6 +174,8 @@ class TrainConfig:
         m = self.model
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
+            raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
         defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
@@ -354,6 +361,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
         args["short_conv"] = cfg.short_conv
+    if cfg.delta_form is not None:
+        args["form"] = cfg.delta_form
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,

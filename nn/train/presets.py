@@ -26,6 +26,7 @@ ARCH_FLAGS = {
     "nfsm_identity": ("nfsm",),
     "nfsm_readout_std": ("nfsm",),
     "short_conv": ("deltanet", "deltaproduct", "mamba"),
+    "delta_form": ("deltanet", "deltaproduct"),
     "arm": ("nfsm",),
     "head_family": ("nfsm",),
     "nu": ("nfsm",),
