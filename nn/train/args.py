@@ -63,6 +63,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
     (
+        ("--labels",),
+        dict(
+            help="Judged positions: answer (each word's answer only; the default of grazzi:parity, grazzi:modarith) "
+            "or dense (every position; the default of word problems)."
+        ),
+    ),
+    (
         ("--loss",),
         dict(
             help="uniform; first-error: positions after a word's first error weighted exp(-3(t-t*)); balanced: "

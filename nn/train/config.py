@@ -28,7 +28,8 @@ from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..model import ModelConfig
-from ..tasks import Task, parse_length_range
+from ..tasks import Task, get_task, parse_length_range
+from ..tasks.base import SUPERVISIONS
 from .presets import ARCH_FLAGS
 
 RUN_FORMAT = "fsa2rnn.train_run/1"
@@ -71,6 +72,8 @@ class TrainConfig:
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     train_length: str | None = None
+    #: the judged positions: answer | dense (None: the task's own supervision; nn/tasks/base.py)
+    labels: str | None = None
     loss: str = "uniform"
     steps: int = 2000
     batch: int = 64
@@ -174,6 +177,8 @@ class TrainConfig:
         m = self.model
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        if self.labels is not None and self.labels not in SUPERVISIONS:
+            raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {self.labels!r}")
         if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
             raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
         defaults = {f.name: f.default for f in fields(self)}
@@ -326,6 +331,11 @@ def _expansion(text: str) -> int:
     raise SpecError(f"--nfsm-heads auto:K takes an integer K in 1..64, got {text!r}")
 
 
+def task_of(cfg: TrainConfig) -> Task:
+    """The run's task, judging the positions ``--labels`` asks for (SpecError if the task does not offer them)."""
+    return get_task(cfg.task).with_labels(cfg.labels)
+
+
 def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     """The SequenceModel configuration of a run (see the module docstring for the flags' meaning)."""
     if cfg.init_from:  # the compiled model's architecture (nn/train/init_from.py)
@@ -390,6 +400,7 @@ def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any
             "classes": task.classes,
             "chance": task.chance,
             "source": task.source,
+            "supervision": task.supervision,
         },
     }
 
