@@ -201,7 +201,7 @@ def test_dlr_tasks_follow_their_definitions():
     sol = b.targets[0, -n:, 0].double()
     assert torch.allclose(body[:, :n] @ sol, body[:, n], atol=1e-5)
     b = get_task("dlr:mips").sample(1, 16, g)
-    q, k, v = b.inputs[0].split(4, dim=-1)
+    q, k, v = b.inputs[0, :, :12].split(4, dim=-1)
     for i in range(16):
         best = max(range(i + 1), key=lambda j: float(q[i] @ k[j]))
         assert torch.equal(b.targets[0, i], v[best])
@@ -209,6 +209,12 @@ def test_dlr_tasks_follow_their_definitions():
         t = get_task(f"dlr:{name}")
         bb = t.sample(2, 64, g)
         assert bb.targets.shape[-1] == t.n_classes and bb.inputs.shape[-1] == t.vocab_size
+        # the paper's position features, the last two channels of every task: (cos 2πi/T, sin 2πi/T)
+        T = bb.inputs.shape[1]
+        for i in (0, 1, T // 4, T - 1):
+            want = torch.tensor([math.cos(2 * math.pi * i / T), math.sin(2 * math.pi * i / T)])
+            assert torch.allclose(bb.inputs[:, i, -2:], want.expand(2, 2), atol=1e-6)
+        assert t.vocab[-2:] == ["pos_cos", "pos_sin"]
 
 
 def test_listing_and_bad_names():
