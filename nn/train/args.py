@@ -98,6 +98,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
     (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
     (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (
+        ("--lr-grid",),
+        dict(
+            help="With --seeds: train every rate (paper: 1e-2,1e-3,5e-4,1e-4, or a list) with every seed in "
+            "RUN/lr-RATE/seed-S, pick the rate by the median score, report its best and median."
+        ),
+    ),
     (("--device",), dict(help="cpu or cuda (default cpu).")),
     (("--nproc",), dict(type=int, help="Data-parallel processes: launches torchrun --nproc-per-node N.")),
     (

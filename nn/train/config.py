@@ -371,8 +371,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
         args["short_conv"] = cfg.short_conv
-    if cfg.delta_form is not None:
-        args["form"] = cfg.delta_form
+    if m in ("deltanet", "deltaproduct"):  # recorded in every run, so a run reloads with the form it trained
+        args["form"] = cfg.delta_form or "fla"
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,

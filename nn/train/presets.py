@@ -110,6 +110,7 @@ PRESETS: dict[str, Preset] = {
             mlp_ratio=0.0,
             short_conv=False,
             labels="dense",
+            delta_form="plain",
             batch=32,
             steps=1500,
             lr=1e-2,
@@ -130,7 +131,8 @@ PRESETS: dict[str, Preset] = {
             "context-dependent solution that fits 3..40 but drifts (measured: token accuracy 0.986 at 256). "
             "Labels: the paper judges only the last position (answer-only, the task's default, used at full "
             "scale); the small scale judges every position (--labels dense), its measured budget being too small "
-            "for one label per word."
+            "for one label per word, and keeps the bare DeltaNet (--delta-form plain) its figures were measured "
+            "with; full scale uses fla's layer (output norm, init, no beta bias)."
         ),
     ),
     "grazzi-modarith": Preset(
@@ -145,6 +147,7 @@ PRESETS: dict[str, Preset] = {
             head_dim=16,
             mlp_ratio=2.0,
             labels="dense",
+            delta_form="plain",
             batch=32,
             steps=800,
             lr=3e-3,
@@ -157,7 +160,7 @@ PRESETS: dict[str, Preset] = {
         notes=(
             "As grazzi-parity with 3 blocks and gradient clipping at 1.0 (App. E.1.1). Labels: the value after '=' "
             "only, total lengths odd 3..39 (the authors' harness) at full scale; the small scale judges the running "
-            "value at every position (--labels dense)."
+            "value at every position (--labels dense) with the bare DeltaNet (--delta-form plain)."
         ),
     ),
     "grazzi-s5": Preset(
