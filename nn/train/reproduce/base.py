@@ -4,7 +4,8 @@ A subclass of :class:`Reproduction` states the table: its ``tasks``, ``models``,
 ``paper[(task, model)]`` the published cell ({"aggregate": str, "seeds": [str, …]}, "x" for a seed that did not
 learn), placed beside a cell by :meth:`paper_cell`; :meth:`jobs` the training runs of a selection at a scale
 (TrainConfig fields, seed excluded); :meth:`result` the figures of one finished run (read from its eval.json and
-summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from the authors' setup that remain at a scale.
+summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from
+the authors' setup that remain at a scale.
 """
 
 from __future__ import annotations
