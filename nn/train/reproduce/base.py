@@ -2,9 +2,10 @@
 
 A subclass of :class:`Reproduction` states the table: its ``tasks``, ``models``, ``arms``, ``seeds`` and ``scales``;
 ``paper[(task, model)]`` the published cell ({"aggregate": str, "seeds": [str, …]}, "x" for a seed that did not
-learn); :meth:`jobs` the training runs of a selection at a scale (TrainConfig fields, seed excluded); :meth:`result`
-the figures of one finished run (read from its eval.json and summary); :meth:`cell` the aggregate of a cell's runs,
-as the paper reports it; :meth:`notes` the deviations from the authors' setup that remain at a scale.
+learn), placed beside a cell by :meth:`paper_cell`; :meth:`jobs` the training runs of a selection at a scale
+(TrainConfig fields, seed excluded); :meth:`result` the figures of one finished run (read from its eval.json and
+summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from
+the authors' setup that remain at a scale.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ class Reproduction:
 
     def notes(self, scale: str) -> list[str]:
         return []
+
+    def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
+        """The paper's value beside a cell (None where the paper reports no such cell)."""
+        return self.paper.get((task, model))
 
     def unavailable(self, job: Job) -> str | None:
         """Why a job cannot run in this build (e.g. a layer that is not there), or None."""

@@ -176,6 +176,13 @@ class BrandoitTable1(Reproduction):
                 cfg["eig"] = "-1,1"
         return cfg
 
+    def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
+        """Table 1 reports Table 1's heads in the anchored arm and the baselines: no value beside the free arm or
+        the regular rung."""
+        if model == "nfsm-regular" or (model == "nfsm" and arm != "anchored"):
+            return None
+        return self.paper.get((task, model))
+
     def unavailable(self, job: Job) -> str | None:
         if job.task.startswith("TSO"):
             return "the authors' TSO task (their code/experiments/tso) is not implemented in fsa2rnn"

@@ -92,7 +92,7 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
                 "model": model,
                 "arm": arm,
                 **agg,
-                "paper": rep.paper.get((task, model)),
+                "paper": rep.paper_cell(task, model, arm),
                 "seeds": [r for _, r in items],
                 "seconds": round(sum(r.get("seconds", 0.0) for r in done), 1),
             }
