@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import FsaError
+from fsa2rnn.fsa.errors import CheckFailed, FsaError, UnknownTheoremError  # noqa: F401 (re-exported)
 
 KINDS = ("construction", "impossibility", "equivalence", "bound")
 STATUSES = ("verified", "demonstrated", "checked", "failed")
@@ -38,17 +38,6 @@ STATUS_OF_KIND = {
     "equivalence": "checked",
     "bound": "checked",
 }
-
-
-class CheckFailed(Exception):
-    """A check found the claim not to hold on its instances; the message is the evidence."""
-
-
-class UnknownTheoremError(FsaError, KeyError):
-    """No registered claim has this id."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
