@@ -22,6 +22,12 @@ class UnknownSymbolError(FsaError):
     """A word or a spec refers to a symbol the automaton does not have."""
 
 
+class SymbolIdError(UnknownSymbolError):
+    """Symbol ids given to a compiled model's executor (numpy, torch, exact or stepper) are not a word (T,) or a
+    batch (B, T) of integers in 0..|Σ|−1 within each word's length, or the lengths do not fit the batch. Raised by
+    ``fsa2rnn.compiler.inputs.check_symbol_ids``, the one check every executor runs."""
+
+
 class UnknownStateError(FsaError):
     """A spec or a call refers to a state the automaton does not have."""
 
