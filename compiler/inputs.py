@@ -80,8 +80,8 @@ def check_symbol_ids(symbol_ids: Any, n_symbols: int, lengths: Any = None) -> Sy
     if bad.any():
         b, t = (int(v) for v in np.argwhere(bad)[0])
         raise SymbolIdError(
-            f"symbol id {int(inside[b, t])} (word {b + 1}, position {t + 1}) is out of range "
-            f"(ids are 0..{n_symbols - 1})"
+            f"symbol id {int(inside[b, t])} is out of range (ids are 0..{n_symbols - 1}): word {b + 1}, "
+            f"position {t + 1}"
         )
     return SymbolIds(inside, lens, single)
 

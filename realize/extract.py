@@ -91,11 +91,13 @@ def extracted_machine(model: Any, dtype: str | torch.dtype = "float64") -> tuple
     """The machine defined by the argmax tables the model computes at ``dtype``, with the model's readout."""
     module = as_nfsm_module(model)
     banks = [layer.key_tables(as_dtype(dtype)).cpu().numpy() for layer in module.layers]
-    layers = []
-    for spec, bank in zip(module.layer_specs, banks):
-        layers.append(LayerTables([int(d) for d in spec["heads"]], list(spec["upper"]), bank, module.n_symbols))
-    machine = NFSMMachine(layers, module._initial_config())
-    readout = Readout(module.readout_codes.cpu().numpy(), module.readout_states.cpu().numpy(), list(module.radices))
+    program = module.program
+    layers = [
+        LayerTables(list(spec.heads), list(spec.upper), bank, module.n_symbols)
+        for spec, bank in zip(program.layers, banks)
+    ]
+    machine = NFSMMachine(layers, program.initial_config)
+    readout = Readout(program.readout_codes, program.readout_states, list(program.dims))
     return machine, readout
 
 
