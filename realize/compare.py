@@ -288,7 +288,7 @@ def l_max_table(
     """L_max of the trained model on the task's evaluation words and of the compiled model on its automaton's words
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
     entries ``{l_max, capped}`` (``error`` where a dtype does not run)."""
-    from fsa2rnn.nn.evaluate import automaton_words, stateless
+    from fsa2rnn.nn.evaluate import automaton_words
 
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     out["trained"] = [
@@ -309,15 +309,17 @@ def l_max_table(
 
         def predictor(dt: torch.dtype) -> Any:
             return copy.deepcopy(seq).to(dt).predictor()
-    except ConstructionError:  # cascades and diagonal models: the runtime module, rerun on whole prefixes
-        from fsa2rnn.nn import load_model
-
-        module = load_model(compiled)
-        opts = {"scan": "parallel"} if compiled.target in ("householder", "diagonal") else {}
+    except ConstructionError:  # cascades and diagonal models: the compiled module's recurrent form, state carried
+        from .steppers import stepper_for
 
         def predictor(dt: torch.dtype) -> Any:
-            net = copy.deepcopy(module).to(dt)
-            return stateless(lambda ids: net.predict_states(torch.from_numpy(ids), **opts).cpu().numpy())
+            st = stepper_for(compiled, dt)
+
+            def predict(ids: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+                states, h = st.run(torch.from_numpy(ids), state)
+                return states.numpy(), h
+
+            return predict
 
     out["compiled"] = [_search(predictor, words, dt, start, cap, n_words, seed) for dt in dtypes]
     return out

@@ -135,6 +135,17 @@ class Stepper:
     def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @torch.no_grad()
+    def run(self, ids: torch.Tensor, h: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The states π(h_t) after each symbol of ids (N, l), carrying the hidden state: from ``h`` (None: ι(q_0))
+        to the returned last one — a long word read in chunks costs its length, never a rerun of its prefix."""
+        h = self.initial(ids.shape[0]) if h is None else h
+        out = torch.empty(ids.shape, dtype=torch.int64)
+        for t in range(ids.shape[1]):
+            h = self.step(h, ids[:, t])
+            out[:, t] = self.read(h)
+        return out, h
+
     def nearest(self, h: torch.Tensor) -> torch.Tensor:
         """The distance (N,) from h to the nearest code point of the product code, float64."""
         h64, n = h.double(), h.shape[0]

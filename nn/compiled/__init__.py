@@ -34,10 +34,13 @@ BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {
 RUN_SCAN = "parallel"
 
 
-def run_options(module: Any, scan: str = RUN_SCAN) -> dict[str, str]:
-    """The keyword arguments of ``predict_states`` that run ``module`` under the scan policy (none for targets
-    without a choice of scan)."""
-    return {"scan": scan} if isinstance(module, LinearRNNModel) else {}
+def run_options(module: Any, mode: str = "fused") -> dict[str, str]:
+    """The keyword arguments of ``predict_states`` that run ``module`` under the scan policy: RUN_SCAN for the
+    fused transitions; ``mode="factors"`` (Householder factor by factor, ``verify --mode factors``) is the
+    sequential recurrence by definition. None for targets without a choice of scan."""
+    if not isinstance(module, LinearRNNModel):
+        return {}
+    return {"scan": RUN_SCAN if mode == "fused" else "sequential"}
 
 
 def register_builder(target: str) -> Callable[[Callable[[CompiledModel], Any]], Callable[[CompiledModel], Any]]:
