@@ -97,7 +97,7 @@ def extracted_machine(model: Any, dtype: str | torch.dtype = "float64") -> tuple
         for spec, bank in zip(program.layers, banks)
     ]
     machine = NFSMMachine(layers, program.initial_config)
-    readout = Readout(program.readout_codes, program.readout_states, list(program.dims))
+    readout = Readout(program.readout_codes.copy(), program.readout_states.copy(), list(program.dims))
     return machine, readout
 
 

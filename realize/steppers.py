@@ -37,8 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
+from fsa2rnn.compiler.inputs import check_symbol_ids
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
 
@@ -136,15 +138,24 @@ class Stepper:
         raise NotImplementedError
 
     @torch.no_grad()
-    def run(self, ids: torch.Tensor, h: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(self, ids: Any, h: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The states π(h_t) after each symbol of ids (N, l), carrying the hidden state: from ``h`` (None: ι(q_0))
-        to the returned last one — a long word read in chunks costs its length, never a rerun of its prefix."""
+        to the returned last one — a long word read in chunks costs its length, never a rerun of its prefix.
+        The ids pass the check every executor runs (compiler/inputs.py, SymbolIdError)."""
+        ids = torch.from_numpy(check_symbol_ids(ids, self.net.n_symbols).ids)
         h = self.initial(ids.shape[0]) if h is None else h
         out = torch.empty(ids.shape, dtype=torch.int64)
         for t in range(ids.shape[1]):
             h = self.step(h, ids[:, t])
             out[:, t] = self.read(h)
         return out, h
+
+    def predict_states(self, symbol_ids: Any, lengths: Any = None) -> np.ndarray:
+        """The unperturbed trajectory's states, answering the same inputs as every executor (−1 past a length)."""
+        x = check_symbol_ids(symbol_ids, self.net.n_symbols, lengths)
+        if x.ids.size == 0:
+            return x.finish(np.full(x.ids.shape, -1, dtype=np.int64))
+        return x.finish(self.run(x.ids)[0].numpy())
 
     def nearest(self, h: torch.Tensor) -> torch.Tensor:
         """The distance (N,) from h to the nearest code point of the product code, float64."""

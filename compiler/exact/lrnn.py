@@ -511,6 +511,8 @@ def explore(model: CompiledModel, limit: int = MAX_CONFIGURATIONS) -> dict[str, 
     e, q = graph["edges"], graph["states"]
     edges = np.unique(np.stack([q[e[:, 0]], e[:, 1], q[e[:, 2]]], axis=1), axis=0)
     return {"ok": True, "failure": None, "configurations": graph["n"], "edges": edges}
+
+
 def exact_check(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
     """Weights and closure checked exactly, and every reachable (state, symbol) step compared with δ.
 

@@ -69,7 +69,7 @@ class NFSMMachine:
         stored one (``readout`` attribute)."""
         layers = [LayerTables(list(s.heads), list(s.upper), s.tables(), program.n_symbols) for s in program.layers]
         machine = cls(layers, program.initial_config)
-        machine.readout = Readout(program.readout_codes, program.readout_states, list(program.dims))
+        machine.readout = Readout(program.readout_codes.copy(), program.readout_states.copy(), list(program.dims))
         return machine
 
     @property
