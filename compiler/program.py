@@ -134,6 +134,14 @@ class HashReadout:
     def space(self) -> int:
         return self.width**self.width
 
+    def powers(self) -> np.ndarray:
+        """nⁱ for i < n: a code h's key is Σ_i (round(h_i) − 1)·nⁱ."""
+        return self.width ** np.arange(self.width, dtype=np.int64)
+
+    def code_points(self) -> np.ndarray:
+        """(K, n) the permutation codes (entries 1..n) of the known keys, in key order (``values`` their states)."""
+        return (self.keys[:, None] // self.powers()[None, :]) % self.width + 1
+
 
 @dataclass(frozen=True, eq=False)
 class LinearLayer:

@@ -97,18 +97,15 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    layer = compiled.header["layers"][0]
-    t = compiled.tensors
-    name = layer.get("name")
-    if compiled.target == "householder" and layer.get("kind") == "gh":
-        mats = np.asarray(t[f"{name}.A"], dtype=np.float64)
-        eig = np.linalg.eigvals(mats)
-    elif compiled.target == "diagonal":
-        eig = np.asarray(t[f"{name}.lam_re"]) + 1j * np.asarray(t[f"{name}.lam_im"])
-    else:
+    from fsa2rnn.compiler.program import LinearRNNProgram, program_of
+
+    program = program_of(compiled)
+    if not isinstance(program, LinearRNNProgram):
         return None, f"a compiled {compiled.target} model has no linear transition A(x) to compare"
-    rows = np.asarray(t[f"{name}.keys"])[:, 0]  # the first layer's rows are keyed by the symbol alone
-    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(rows.tolist())}, None
+    layer = program.layers[0]
+    eig = layer.a if layer.diagonal else np.linalg.eigvals(layer.a)
+    # the first layer's rows are keyed by the symbol alone: its row key is the symbol id
+    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(layer.row_keys.tolist())}, None
 
 
 def match_spectra(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:

@@ -31,6 +31,7 @@ import numpy as np
 
 from fsa2rnn.compiler.exact.lrnn import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import program_of
 from fsa2rnn.fsa.errors import ModelFileError
 
 #: most exact configurations the graph search visits
@@ -192,8 +193,7 @@ def _numeric_branch(model: CompiledModel, graph: dict[str, Any], per_layer: list
         if found is None:
             continue
         prefix, cycle = found
-        name = model.header["layers"][i]["name"]
-        a = np.asarray(model.tensors[f"{name}.A"], dtype=np.float64)
+        a = np.asarray(program_of(model).layers[i].a)
         v = 0
         for x in prefix:
             v = int(graph["edges"][(graph["edges"][:, 0] == v) & (graph["edges"][:, 1] == x)][0, 2])

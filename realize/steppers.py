@@ -183,13 +183,11 @@ class Stepper:
 
 
 # ---------------------------------------------------------------------------------------------------- linear RNNs
-def _hash_codes(readout: Any, width: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The permutations of 1..n a hash readout knows (key Σ_i (h_i − 1) nⁱ) and their layer states."""
-    keys, values = readout.table.keys, readout.table.values
-    if len(keys) > MAX_BLOCK_CODES:
-        raise LimitExceededError(f"a hash readout with {len(keys)} code points (limit {MAX_BLOCK_CODES})")
-    digits = (keys[:, None] // (width ** torch.arange(width, dtype=torch.int64))[None, :]) % width
-    return (digits + 1).double(), values.long()
+def _hash_codes(readout: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """The permutations of 1..n a hash readout (compiler/program.py HashReadout) knows and their layer states."""
+    if len(readout.keys) > MAX_BLOCK_CODES:
+        raise LimitExceededError(f"a hash readout with {len(readout.keys)} code points (limit {MAX_BLOCK_CODES})")
+    return torch.from_numpy(readout.code_points()).double(), torch.from_numpy(readout.values.copy())
 
 
 class LinearRNNStepper(Stepper):
@@ -203,7 +201,7 @@ class LinearRNNStepper(Stepper):
         self.dtype, self.mode = dtype, mode
         self.diagonal = list(self.net.diagonal)
         self.blocks, start = [], 0
-        for layer, diag in zip(self.net.layers, self.diagonal):
+        for layer, spec, diag in zip(self.net.layers, self.net.program.layers, self.diagonal):
             ro = layer.readout
             size = layer.width * (2 if diag else 1)
             if ro.kind == "nearest":
@@ -212,7 +210,7 @@ class LinearRNNStepper(Stepper):
                 codes, labels = ro.codes.double().reshape(len(ro.codes), size), ro.code_states.long()
                 cube = False
             else:
-                codes, labels = _hash_codes(ro, layer.width)
+                codes, labels = _hash_codes(spec.readout)
                 cube = True  # the hash readout rounds every coordinate to an integer
             self.blocks.append(Block(start, start + size, codes, labels, cube))
             start += size

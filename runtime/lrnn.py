@@ -36,7 +36,7 @@ class _Layer:
             self.codes = None
             self.width = ro.width
             self.hash = KeyLookup(ro.keys, ro.values, ro.space)
-            self.powers = self.width ** np.arange(self.width, dtype=np.int64)
+            self.powers = ro.powers()
         else:
             codes = ro.codes
             if np.iscomplexobj(codes):

@@ -37,6 +37,13 @@ def finish(x: SymbolIds, out: torch.Tensor, fill: Any = -1) -> torch.Tensor:
     return out[0] if x.single else out
 
 
+def causal_shift(column: torch.Tensor, start: Any) -> torch.Tensor:
+    """(B, T) values one step earlier: out[:, 0] = start, out[:, t] = column[:, t − 1] — how a cascade's lower layer
+    sees the upper layers (docs/theory.md, "The timing of cascades"; runtime/executor.py's in numpy)."""
+    first = start.expand(column.shape[0], 1) if torch.is_tensor(start) else column.new_full((column.shape[0], 1), start)
+    return torch.cat([first.to(column.dtype), column[:, :-1]], dim=1)
+
+
 def accepting_tensor(program: Program) -> torch.Tensor:
     """The program's accepting mask as a bool tensor (all False when the automaton has no accepting set)."""
     if program.accepting is None:
@@ -49,4 +56,4 @@ def accepted(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (states >= 0) & mask.to(states.device)[states.clamp(min=0)]
 
 
-__all__ = ["accepted", "accepting_tensor", "checked_ids", "finish", "symbol_id_tensor"]
+__all__ = ["accepted", "accepting_tensor", "causal_shift", "checked_ids", "finish", "symbol_id_tensor"]

@@ -112,7 +112,7 @@ class _Readout(nn.Module):
             self.register_buffer("code_states", code_states)  # code point → layer state
         else:
             self.table = KeyTable(hkeys, hvals, width**width)
-            self.register_buffer("powers", width ** torch.arange(width, dtype=torch.int64))
+            self.register_buffer("powers", torch.zeros(width, dtype=torch.int64))  # nⁱ: HashReadout.powers
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         if self.kind == "nearest":
@@ -166,6 +166,7 @@ class GHLinearRNN(nn.Module):
         ro = spec.readout
         if isinstance(ro, HashReadout):
             layer.readout = _Readout("hash", layer.width, hkeys=_tensor(ro.keys), hvals=_tensor(ro.values))
+            layer.readout.powers.copy_(_tensor(ro.powers()))
         else:
             layer.readout = _Readout("nearest", layer.width, codes=_tensor(ro.codes))
         return layer

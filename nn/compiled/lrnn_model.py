@@ -20,7 +20,7 @@ from fsa2rnn.compiler.keys import key_space
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.program import LinearRNNProgram, program_of
 
-from .inputs import accepted, accepting_tensor, checked_ids, finish
+from .inputs import accepted, accepting_tensor, causal_shift, checked_ids, finish
 from .lrnn import DiagonalLinearRNN, GHLinearRNN, KeyTable
 
 
@@ -116,8 +116,7 @@ class LinearRNNModel(nn.Module):
         hiddens, states = [], []
         for i, layer in enumerate(self.layers):
             # the causal shift: s_j(t − 1), s_j(−1) = layer j's initial state
-            start = [self.init_states[j].expand(ids.shape[0], 1) for j in range(i)]
-            cols = [torch.cat([start[j], states[j][:, :-1]], dim=1) for j in range(i)]
+            cols = [causal_shift(states[j], self.init_states[j]) for j in range(i)]
             if any(bool((c < 0).any()) for c in cols):  # a failed decode upstream: invalid, read at state 0
                 valid = _and(valid, *(c >= 0 for c in cols))
                 cols = [c.clamp(min=0) for c in cols]

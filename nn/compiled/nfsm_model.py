@@ -21,7 +21,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.program import NFSMProgram, program_of
 
 from ..nfsm import NFSMLayer
-from .inputs import accepted, accepting_tensor, checked_ids, finish
+from .inputs import accepted, accepting_tensor, causal_shift, checked_ids, finish
 from .lrnn import KeyTable
 
 
@@ -86,7 +86,6 @@ class NFSMModel(nn.Module):
         return out[0] if x.single else out
 
     def _indices(self, ids: torch.Tensor, *, impl: str = "auto") -> torch.Tensor:
-        bsz = ids.shape[0]
         per_layer: list[torch.Tensor] = []
         columns: list[torch.Tensor] = []  # (B, T) indices of each global head after each step
         init = self.initial_config.to(ids.device)
@@ -96,7 +95,7 @@ class NFSMModel(nn.Module):
                 # the upper heads' part of the key, summed over all steps, then the causal shift by one step
                 part = sum(columns[g] * w for g, w in zip(spec.upper, self.key_weights[i][1:]))
                 start = sum(int(init[g]) * w for g, w in zip(spec.upper, self.key_weights[i][1:]))
-                key = key + torch.cat([part.new_full((bsz, 1), start), part[:, :-1]], dim=1)
+                key = key + causal_shift(part, start)
             heads = layer.scan(key, torch.tensor(spec.initial, device=ids.device), None, impl=impl)
             per_layer.append(heads)
             columns.extend(heads[..., h] for h in range(heads.shape[-1]))
