@@ -2,7 +2,7 @@
 
 The reference is the automaton given, else the target automaton stored in the model's header at compile time
 (covered by its integrity hash, compiler/model.py) — never one rebuilt from the model's own weights, which would
-compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact_check.py
+compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact/lrnn.py
 (rational / angle-index / exponent arithmetic), for "affine" models compiler/definite_to_affine.py's window check;
 for "nfsm" models the margin certificate and table extraction of realize/certificate.py and realize/extract.py,
 both against the reference: either failing makes ``ok`` false. The float agreement runs the torch module under the
@@ -28,7 +28,7 @@ MAX_SYMBOLS = 2 * 10**7
 def automaton_from_model(model: CompiledModel) -> Automaton:
     """The automaton the model's exact dynamics realize, on the header's names (not the stored target).
 
-    householder/diagonal: read δ off the exact configuration search (compiler/exact_check.py ``explore``); states not
+    householder/diagonal: read δ off the exact configuration search (compiler/exact/lrnn.py ``explore``); states not
     reachable from the initial state keep self-loops (they are never observed). nfsm: E's extracted automaton.
     A model whose dynamics send one state to two different successors on one symbol realizes no automaton.
     """
