@@ -118,3 +118,50 @@ def test_train_delta_form_option():
         TrainConfig(task="grazzi:parity", delta_form="fast")
     with pytest.raises(SpecError, match="--delta-form applies to deltanet, deltaproduct"):
         TrainConfig(task="grazzi:parity", model="mamba", delta_form="plain")
+
+
+def test_runs_record_their_form_and_older_runs_read_as_plain(tmp_path):
+    """A run's config.json names the form; one without it (written before the forms) loads as the bare layer."""
+    import json
+
+    from fsa2rnn.nn.model import ModelConfig, SequenceModel
+    from fsa2rnn.nn.tasks import get_task
+    from fsa2rnn.nn.train.config import TrainConfig, model_config, read_run_record, run_record
+
+    cfg, task = TrainConfig(task="grazzi:parity", d_model=8), get_task("grazzi:parity")
+    record = run_record(cfg, model_config(cfg, task), task)
+    assert read_run_record(json.dumps(record), "r")[1].layer_args["form"] == "fla"
+    old = json.loads(json.dumps(record))
+    del old["model"]["layer_args"]["form"]
+    mcfg = read_run_record(json.dumps(old), "r")[1]
+    assert mcfg.layer_args["form"] == "plain"
+    layer = SequenceModel.from_config(mcfg).blocks[0].layer
+    assert layer.o_norm is None and layer.b_proj.bias is not None
+    compiled = SequenceModel.from_compiled(_compiled_parity()).config.to_dict()  # records output_norm: kept as is
+    compiled.pop("format")
+    again = read_run_record(json.dumps({**record, "model": compiled}), "r")[1]
+    assert "form" not in again.layer_args and again.layer_args["output_norm"] is False
+    assert isinstance(again, ModelConfig)
+
+
+def _compiled_parity():
+    from fsa2rnn.compiler import compile_householder
+    from fsa2rnn.fsa import resolve_spec
+
+    return compile_householder(resolve_spec("parity"))
+
+
+def test_cli_refuses_bad_form_and_labels(tmp_path):
+    from click.testing import CliRunner
+
+    from fsa2rnn.cli.main import main
+
+    for extra, msg in ((["--delta-form", "flax"], "--delta-form must be one of fla, plain"),
+                       (["--model", "lstm", "--delta-form", "plain"], "--delta-form applies to"),
+                       (["--labels", "all"], "--labels must be one of answer, dense")):  # fmt: skip
+        res = CliRunner().invoke(main, ["train", "grazzi:parity", "--out", str(tmp_path / "r"), *extra])
+        assert res.exit_code == 2 and msg in res.output and "Traceback" not in res.output, res.output
+        assert not (tmp_path / "r").exists()
+    bad = ["train", "grazzi:modarith_brackets", "--labels", "dense", "--out", str(tmp_path / "b")]
+    res = CliRunner().invoke(main, bad)
+    assert res.exit_code == 2 and "does not offer it" in res.output and not (tmp_path / "b").exists()

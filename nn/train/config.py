@@ -412,4 +412,9 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
         raise SpecError(f"{where}: not valid JSON") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg
