@@ -9,9 +9,9 @@
    off the ratios above).
 2. ``compare`` on a one-layer NFSM: the L_max search (nn/evaluate.py ``failing_length``, 512 words) through the
    tables (nn/table_predict.py) against the per-position forward (``predictor(read="logits")``) to the same cap, on
-   a trained run (``--run RUN``, e.g. the README's Z16 recipe with ``--nfsm-heads auto:4``: 64 indices, cap 512 —
-   the forward computes 4096 logits a position) or else the compiled Z16 NFSM as a SequenceModel (cap 1024); with
-   ``--run`` also ``fsa2rnn compare RUN --cap 4096`` end to end (target < 60 s and < 2 GiB).
+   a trained run (``--run RUN``, e.g. the Z16 counter brandoit:Z16:gen with ``--nfsm-heads auto:4``: 64 indices,
+   cap 512 — the forward computes 4096 logits a position) or else the compiled Z16 NFSM as a SequenceModel (cap 1024);
+   with ``--run`` also ``fsa2rnn compare RUN --cap 4096`` end to end (target < 60 s and < 2 GiB).
 
     python benchmarks/bench_checks.py [--quick] [--run RUN]
 """
