@@ -171,3 +171,6 @@ class NFSM(SequenceLayer):
         if theta.shape[1] > x.shape[1]:
             states, idx = states[:, 1:], idx[:, 1:]
         return states, idx
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return torch.nn.functional.one_hot(state["indices"], self.d_max).reshape(len(state["indices"]), -1)
