@@ -10,6 +10,8 @@ A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectio
   diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history; layers with a
   short convolution also take ``steady=True``: x read after x x … x, the convolution's window full of x (the
   transition of x inside a long run of x).
+- ``state_vector(state)`` / ``tile_state(state, reps)``: the carried state as one vector per word, and repeated
+  along the batch (for probes that read hidden states, realize/probe.py).
 - ``recurrent``: True when the state has a fixed size (every layer but the Transformer, whose state is the
   prefix of its inputs).
 """
@@ -37,6 +39,15 @@ class SequenceLayer(nn.Module):
 
     def transition(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} has no input-determined linear transition")
+
+    def state_vector(self, state: State) -> torch.Tensor | None:
+        """The carried state as one flat vector per word, (B, D) (what realize/probe.py reads as the hidden state);
+        None for a layer whose state has no fixed size."""
+        return None
+
+    def tile_state(self, state: State, reps: int) -> State:
+        """The state with every word repeated ``reps`` times along the batch, as a batch of ``reps`` copies."""
+        return {k: None if v is None else torch.cat([v] * reps, dim=0) for k, v in state.items()}
 
     @staticmethod
     def _out(y: torch.Tensor, state: State, return_state: bool):

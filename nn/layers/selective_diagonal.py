@@ -101,3 +101,6 @@ class SelectiveDiagonal(SequenceLayer):
         xs, lead = self._tokens(x, self.conv.kernel_size if steady and self.conv is not None else 1)
         _, _, dt, _, _, _ = self._branch(xs, None)
         return self._eigs(dt[:, -1]).reshape(*lead, self.inner, self.state_size)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return state["h"].reshape(len(state["h"]), -1)
