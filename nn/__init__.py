@@ -22,6 +22,7 @@ _BUILDER_MODULES = {
     "diagonal": "fsa2rnn.nn.lrnn_model",
     "nfsm": "fsa2rnn.nn.nfsm_model",
     "affine": "fsa2rnn.nn.affine_model",
+    "pdssm": "fsa2rnn.nn.pdssm_model",
 }
 
 

@@ -71,6 +71,10 @@ def sequence_model_from_compiled(
         return _householder(model, dtype)
     if model.target == "nfsm":
         return _nfsm(model, dtype)
+    if model.target == "pdssm":  # nn/pdssm_from_compiled.py
+        from .pdssm_from_compiled import pdssm_sequence_model
+
+        return pdssm_sequence_model(model, dtype)
     raise ConstructionError(
         f"target {model.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"

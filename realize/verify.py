@@ -116,6 +116,12 @@ def verify_model(
         ex = check_affine(model, automaton)
         report["exact"] = dict(ex)
         exact_ok = bool(ex["ok"])
+    elif model.target == "pdssm":  # the one-hot code points' induction step, in integer arithmetic
+        from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
+
+        ex = check_pdssm(model, automaton)
+        report["exact"] = dict(ex)
+        exact_ok = bool(ex["ok"])
     else:
         from fsa2rnn.realize.certificate import margin_certificate
         from fsa2rnn.realize.extract import extract_and_compare

@@ -25,18 +25,23 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..ops import pd_st_scan
+from ..ops import pd_scan, pd_st_scan
 from .base import ConfigError, SequenceLayer, State, check_positive, lecun_normal_
 
 _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
+#: column-logit entries B·C·N² computed at once when no gradient is needed
+LOGIT_BLOCK = 1 << 24
 
 
 class PDSSM(SequenceLayer):
     """PD-SSM token mixer (module docstring).
 
     Parameters: ``state_size`` N (None: d_model), ``n_dict`` K (8), ``mlp_hidden`` (None: d_model), ``r_min`` and
-    ``r_max`` (the initial range of |D|), ``impl`` for the scan. State: ``{"h": (B, N) complex}``, zero at the start.
-    The recurrence runs in complex64 (float32 and lower inputs) or complex128 (float64).
+    ``r_max`` (the initial range of |D|), ``learn_h0`` (h_0 a parameter; else a buffer, zero as the authors' unless
+    set, e.g. to e_{q0} by :meth:`SequenceModel.from_compiled`), ``impl`` for the scan. State: ``{"h": (B, N)
+    complex}``. The recurrence runs in complex64 (float32 and lower inputs) or complex128 (float64). Training
+    holds the column logits M_t of every position, B·T·N² numbers; without a gradient they are reduced to their
+    column argmax :data:`LOGIT_BLOCK` entries at a time.
     """
 
     def __init__(
@@ -48,6 +53,7 @@ class PDSSM(SequenceLayer):
         mlp_hidden: int | None = None,
         r_min: float = 0.9,
         r_max: float = 0.999,
+        learn_h0: bool = False,
         impl: str = "auto",
     ) -> None:
         super().__init__()
@@ -74,6 +80,11 @@ class PDSSM(SequenceLayer):
             self.mag_out.bias.copy_(torch.log(r / (1 - r)))  # σ(bias) = r
             v = torch.empty(n).uniform_(1e-3, 1 - 1e-3)
             self.phase_out.bias.copy_(torch.log(v / (1 - v)))  # σ(bias) = v, a phase 2πv
+        h0 = torch.zeros(n, 2)  # (re, im) pairs
+        if learn_h0:
+            self.h0 = nn.Parameter(h0)
+        else:
+            self.register_buffer("h0", h0)
 
     # ------------------------------------------------------------------ the pieces of A(x) and the drive
     def column_logits(self, x: torch.Tensor) -> torch.Tensor:
@@ -91,12 +102,23 @@ class PDSSM(SequenceLayer):
         diag = self.diagonal(x)
         drive = torch.view_as_complex(self.B(x).unflatten(-1, (2, self.state_size)).transpose(-1, -2).contiguous())
         drive = drive.to(diag.dtype)
-        h0 = None if state is None else state["h"]
-        logits = self.column_logits(x).to(diag.real.dtype)
-        h, _ = pd_st_scan(logits, diag, drive, h0, impl=self.impl)
+        if state is None:
+            h0 = torch.view_as_complex(self.h0.to(diag.real.dtype).contiguous()).expand(bsz, -1)
+        else:
+            h0 = state["h"]
+        if torch.is_grad_enabled() and self.dictionary.requires_grad:
+            logits = self.column_logits(x).to(diag.real.dtype)
+            h, _ = pd_st_scan(logits, diag, drive, h0, impl=self.impl)
+        else:
+            h = pd_scan(self._hard_indices(x), diag, drive, h0, impl=self.impl)
         y = self.C(torch.cat([h.real, h.imag], -1).to(x.dtype)) + x @ self.D_skip.to(x.dtype)
-        last = h[:, -1] if h.shape[1] else (h0 if h0 is not None else diag.new_zeros(bsz, self.state_size))
-        return self._out(self.out_proj(y), {"h": last}, return_state)
+        return self._out(self.out_proj(y), {"h": h[:, -1] if h.shape[1] else h0}, return_state)
+
+    def _hard_indices(self, x: torch.Tensor) -> torch.Tensor:
+        """idx (B, T, N): the column argmax of M(x_t), in blocks of about LOGIT_BLOCK logits."""
+        step = max(1, LOGIT_BLOCK // max(1, x.shape[0] * self.state_size**2))
+        parts = [self.column_logits(x[:, s : s + step]).argmax(-2) for s in range(0, x.shape[1], step)]
+        return torch.cat(parts, 1) if parts else x.new_zeros(*x.shape[:2], self.state_size, dtype=torch.long)
 
     def transition_indices(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(idx (…, N) int64, diag (…, N) complex): A(x) = P(x) D(x) for tokens x (…, d_model), P's column j with

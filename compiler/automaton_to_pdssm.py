@@ -1,0 +1,118 @@
+"""``compile_pdssm``: any automaton as one PD-SSM layer (Terzić et al. 2025, arXiv 2509.22284: one layer of
+dimension N emulates any N-state automaton).
+
+The PD-SSM recurrence is h_t = P(x_t) D(x_t) h_{t−1} (+ b(x_t), zero here), P(x) column one-hot and D(x) diagonal.
+With N = |Q|, P(x) = δ_x — column q has its one in row δ_x(q), stored as the index array δ_x itself, so the model
+takes |Σ|·N integers (M11's 7,920 states in 32k entries, not 63M per symbol) — D(x) = I and h_0 = e_{q0}:
+
+    P(x) D(x) e_q = e_{δ_x(q)},   so by induction h_t = e_{δ_w(q0)} exactly, for every word w and every length,
+
+and the one-hot readout maps coordinate i to state i (argmax h). The code points e_q are closed under every
+transition, so the exact check (:func:`check_pdssm`, integer arithmetic) is the induction step itself: for every
+coordinate i and symbol x, D(x)[i] = 1 and the readout of P(x)[i] is δ_x(readout of i), and h_0 is the code of
+q0. Tensors: ``pd.P`` (|Σ|, N) int64, ``pd.D`` (|Σ|, N) float64, ``pd.h0`` (N,), ``readout.states`` (N,) int64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import LimitExceededError
+
+from .lrnn_spec import resolve_initial
+from .model import MODEL_FORMAT, CompiledModel, stored_automaton
+
+#: index-array entries |Σ|·N a model may hold
+MAX_ENTRIES = 1 << 26
+
+
+def compile_pdssm(automaton: Automaton, *, initial: int | str | None = None, verify: bool = True) -> CompiledModel:
+    """Compile an automaton to target "pdssm" (construction "one_hot"; the module docstring)."""
+    q0 = resolve_initial(automaton, initial)
+    a = automaton.replace(initial=q0)
+    n, s = a.n_states, a.n_symbols
+    if n * s > MAX_ENTRIES:
+        raise LimitExceededError(f"a PD-SSM of {n} states over {s} symbols needs {n * s} index entries, over the "
+                                 f"limit of {MAX_ENTRIES}")  # fmt: skip
+    h0 = np.zeros(n)
+    h0[q0] = 1.0
+    tensors = {
+        "pd.P": np.asarray(a.transitions, dtype=np.int64),
+        "pd.D": np.ones((s, n)),
+        "pd.h0": h0,
+        "readout.states": np.arange(n, dtype=np.int64),
+    }
+    header: dict[str, Any] = {
+        "format": MODEL_FORMAT,
+        "target": "pdssm",
+        "construction": "one_hot",
+        "name": automaton.name,
+        "states": list(a.states),
+        "symbols": list(a.symbols),
+        "initial": int(q0),
+        "accepting": None if a.accepting is None else list(a.accepting_states),
+        "layers": [{"kind": "pdssm", "name": "pd", "width": n, "P": "pd.P", "D": "pd.D", "h0": "pd.h0"}],
+        "readout": {"kind": "one_hot", "states": "readout.states"},
+        "automaton": stored_automaton(a, q0),
+        "summary": {
+            "target": "pdssm",
+            "construction": "one_hot",
+            "layers": 1,
+            "width": n,
+            "bound": f"N = |Q| = {n} (Terzić et al.: one layer of dimension N emulates any N-state automaton); "
+            "P(x) = δ_x as index arrays, D(x) = I",
+            "verified": False,
+        },
+    }
+    model = CompiledModel(header, tensors).validate()
+    if verify:
+        report = check_pdssm(model, a)
+        header["summary"]["verified"] = bool(report["ok"])
+        if not report["ok"]:
+            header["summary"]["verification_failure"] = report["failure"]
+    return model.seal()
+
+
+def check_pdssm(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
+    """Exact check of a PD-SSM model in integer arithmetic (the module docstring's induction): the code points e_i
+    are closed under P(x) D(x) with D(x) = 1, the readout commutes with the transitions and h_0 reads as the
+    initial state. Returns ``{ok, failure, code_points, checked}``."""
+    layer = model.header["layers"][0]
+    t = model.tensors
+    P, D, h0 = (np.asarray(t[layer[k]]) for k in ("P", "D", "h0"))
+    states = np.asarray(t[model.header["readout"]["states"]])
+    s, q = automaton.n_symbols, automaton.n_states
+
+    def fail(msg: str) -> dict[str, Any]:
+        return {"ok": False, "failure": msg, "code_points": None, "checked": None}
+
+    if len(model.header["layers"]) != 1 or P.ndim != 2 or P.shape[0] != s:
+        return fail(f"expected one layer with P of shape (|Σ| = {s}, N), got {P.shape}")
+    n = P.shape[1]
+    if D.shape != (s, n) or h0.shape != (n,) or states.shape != (n,):
+        return fail("D, h0 and the readout must have shapes (|Σ|, N), (N,) and (N,)")
+    if not np.issubdtype(P.dtype, np.integer) or not np.issubdtype(states.dtype, np.integer):
+        return fail("P and the readout must be integer index arrays")
+    if P.size and (P.min() < 0 or P.max() >= n):
+        return fail(f"P's row indices must lie in [0, {n})")
+    if states.size and (states.min() < 0 or states.max() >= q):
+        return fail(f"the readout's states must lie in [0, {q})")
+    if not (D == 1).all():
+        return fail("D(x) must be the identity (every diagonal entry exactly 1)")
+    if not (np.isin(h0, (0.0, 1.0)).all() and int((h0 == 1).sum()) == 1):
+        return fail("h0 must be a one-hot code point e_i")
+    start = int(np.flatnonzero(h0 == 1)[0])
+    if states[start] != model.initial:
+        return fail(f"h0 = e_{start} reads as state {states[start]}, not the initial state {model.initial}")
+    # induction step: readout(P(x)[i]) = δ_x(readout(i)) for every coordinate i and symbol x
+    want = automaton.transitions[:, states]  # (|Σ|, N)
+    bad = np.argwhere(states[P] != want)
+    if len(bad):
+        x, i = (int(v) for v in bad[0])
+        return fail(f"symbol {automaton.symbols[x]!r} sends code point e_{i} (state {automaton.states[states[i]]!r}) "
+                    f"to e_{P[x, i]}, which reads as {automaton.states[states[P[x, i]]]!r}, not "
+                    f"{automaton.states[want[x, i]]!r}")  # fmt: skip
+    return {"ok": True, "failure": None, "code_points": int(n), "checked": int(s * n)}
