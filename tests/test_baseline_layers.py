@@ -188,3 +188,16 @@ def test_fsa2rnn_train_runs_each_baseline(tmp_path, model):
     assert out["steps"] == 3 and math.isfinite(out["final_loss"])
     cfg = json.loads((tmp_path / model / "config.json").read_text())
     assert cfg["model"]["layer"] == model and cfg["model"]["layer_args"] == {"state_size": 4}
+
+
+@pytest.mark.parametrize("name", ["mamba-minus", "aussm", "pdssm"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_each_baseline_runs_at_half_precision(name, dtype):
+    """Complex recurrences run in complex64 under half inputs (torch has no complex bfloat16)."""
+    torch.manual_seed(0)
+    net = SequenceModel(3, 2, name, 2, 8, layer_args={"state_size": 4}).to(dtype)
+    ids = torch.randint(0, 3, (2, 9))
+    out = net(ids)
+    assert out.dtype == dtype and torch.isfinite(out).all()
+    out.float().sum().backward()
+    assert all(p.grad is None or torch.isfinite(p.grad).all() for p in net.parameters())

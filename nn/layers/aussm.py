@@ -68,8 +68,8 @@ class AUSSM(SequenceLayer):
     def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):
         bsz, length, _ = x.shape
         u, z, dt, theta = self._branch(x)
-        cdtype = _COMPLEX.get(torch.promote_types(theta.dtype, torch.float32), torch.complex64)
-        a = torch.polar(torch.ones_like(theta), theta).to(cdtype)
+        theta = theta.to(_COMPLEX.get(torch.promote_types(theta.dtype, torch.float32), torch.complex64).to_real())
+        a = torch.polar(torch.ones_like(theta), theta)
         bvec = torch.view_as_complex(self.B.to(a.real.dtype).contiguous())
         cvec = torch.view_as_complex(self.C.to(a.real.dtype).contiguous())
         drive = (dt * u).to(a.real.dtype)[..., None] * bvec  # (B, T, D, N) complex
@@ -84,4 +84,5 @@ class AUSSM(SequenceLayer):
         """The diagonal a(x) = exp(i θ(x)), (…, D, N) complex, for tokens x (…, d_model)."""
         xs, lead = self._tokens(x)
         theta = self._branch(xs)[3][:, -1]
+        theta = theta.to(torch.promote_types(theta.dtype, torch.float32))
         return torch.polar(torch.ones_like(theta), theta).reshape(*lead, self.inner, self.state_size)

@@ -95,13 +95,14 @@ class PDSSM(SequenceLayer):
         """D(x) (…, N) complex: σ(MLP_r(x)) e^{2πi σ(MLP_φ(x))}."""
         mag = torch.sigmoid(self.mag_out(F.gelu(self.mag_in(x))))
         phase = 2 * math.pi * torch.sigmoid(self.phase_out(F.gelu(self.phase_in(x))))
-        return torch.polar(mag, phase).to(_complex(x.dtype))
+        real = _complex(x.dtype).to_real()  # torch.polar takes float32/64 only
+        return torch.polar(mag.to(real), phase.to(real))
 
     def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):
         bsz = x.shape[0]
         diag = self.diagonal(x)
-        drive = torch.view_as_complex(self.B(x).unflatten(-1, (2, self.state_size)).transpose(-1, -2).contiguous())
-        drive = drive.to(diag.dtype)
+        b = self.B(x).to(diag.real.dtype).unflatten(-1, (2, self.state_size))
+        drive = torch.view_as_complex(b.transpose(-1, -2).contiguous())
         if state is None:
             h0 = torch.view_as_complex(self.h0.to(diag.real.dtype).contiguous()).expand(bsz, -1)
         else:
