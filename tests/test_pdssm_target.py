@@ -21,6 +21,7 @@ from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.nn import load_model
 from fsa2rnn.nn.layers import PDSSM
 from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.realize.compare import pd_spectrum, spectrum_distance
 from fsa2rnn.runtime import load_executor
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -140,3 +141,25 @@ def test_train_init_from_a_compiled_pdssm(tmp_path):
     assert out["eval"]["sequence_accuracy"] == [1.0]
     cfg = json.loads((tmp_path / "run" / "config.json").read_text())
     assert cfg["model"]["layer"] == "pdssm" and cfg["train"]["state_size"] == 6
+    # compiled and trained PD-SSMs compare: the same machine, the same spectra of P(x)D(x)
+    compare = ["compare", str(tmp_path / "run"), "--compiled", str(model), "--no-lmax", "--words", "64", "--json"]
+    res = runner.invoke(main, compare)
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    assert rep["compiled"]["target"] == "pdssm" and rep["extracted"]["relation"] == "isomorphic"
+    assert len(rep["spectra"]) == 6 and all(r["distance"] < 1e-6 for r in rep["spectra"])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16])
+def test_pd_spectrum_equals_the_eigenvalues_of_the_dense_matrix(n):
+    rng = np.random.default_rng(n)
+    for _ in range(10):
+        idx = rng.integers(0, n, n)
+        diag = np.exp(1j * rng.uniform(0, 2 * np.pi, n)) * rng.uniform(0.5, 1, n)
+        dense = np.zeros((n, n), dtype=np.complex128)
+        dense[idx, np.arange(n)] = diag
+        assert spectrum_distance(pd_spectrum(idx, diag), np.linalg.eigvals(dense)) < 1e-5
+    perm = np.array([1, 2, 0, 4, 3, 5])  # cycles (0 1 2)(3 4)(5): cube roots, ±1, 1
+    got = np.sort_complex(pd_spectrum(perm, np.ones(6)))
+    want = np.sort_complex(np.concatenate([np.exp(2j * np.pi * np.arange(3) / 3), [1, -1], [1]]))
+    assert np.allclose(got, want)

@@ -118,7 +118,11 @@ class PDSSM(SequenceLayer):
     def _hard_indices(self, x: torch.Tensor) -> torch.Tensor:
         """idx (B, T, N): the column argmax of M(x_t), in blocks of about LOGIT_BLOCK logits."""
         step = max(1, LOGIT_BLOCK // max(1, x.shape[0] * self.state_size**2))
-        parts = [self.column_logits(x[:, s : s + step]).argmax(-2) for s in range(0, x.shape[1], step)]
+        mix = self.dictionary.to(x.dtype).transpose(-1, -2)  # Mᵀ: the column argmax as a contiguous row argmax
+        parts = [
+            torch.einsum("...k,kji->...ji", torch.softmax(self.selector(x[:, s : s + step]), -1), mix).argmax(-1)
+            for s in range(0, x.shape[1], step)
+        ]
         return torch.cat(parts, 1) if parts else x.new_zeros(*x.shape[:2], self.state_size, dtype=torch.long)
 
     def transition_indices(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
