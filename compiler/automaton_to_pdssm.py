@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError
+from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
 
 from .lrnn_spec import resolve_initial
 from .model import MODEL_FORMAT, CompiledModel, stored_automaton
@@ -116,3 +116,39 @@ def check_pdssm(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
                     f"to e_{P[x, i]}, which reads as {automaton.states[states[P[x, i]]]!r}, not "
                     f"{automaton.states[want[x, i]]!r}")  # fmt: skip
     return {"ok": True, "failure": None, "code_points": int(n), "checked": int(s * n)}
+
+
+def realized_automaton(model: CompiledModel) -> Automaton:
+    """The automaton a PD-SSM model's exact dynamics realize, on the header's names (the exact interpreter): from the
+    start code point e_i, symbol x leads to D(x)[i] e_{P(x)[i]}, a code point again only when D(x)[i] = 1; the
+    coordinates reachable so are explored breadth-first and read out. States never reached keep self-loops. Raises
+    ModelFileError where a code point leaves the one-hot codes or one (state, symbol) gets two successors."""
+    layer = model.header["layers"][0]
+    t = model.tensors
+    P, D, h0 = (np.asarray(t[layer[k]]) for k in ("P", "D", "h0"))
+    states = np.asarray(t[model.header["readout"]["states"]], dtype=np.int64)
+    h = model.header
+    if not (np.isin(h0, (0.0, 1.0)).all() and int((h0 == 1).sum()) == 1):
+        raise ModelFileError("the PD-SSM's h0 is not a one-hot code point")
+    seen = np.zeros(P.shape[1], dtype=bool)
+    frontier = np.flatnonzero(h0 == 1)
+    seen[frontier] = True
+    edges = []
+    while len(frontier):
+        if not (D[:, frontier] == 1).all():
+            raise ModelFileError("the PD-SSM's dynamics leave the one-hot code points (a diagonal entry ≠ 1)")
+        nxt = P[:, frontier]  # (|Σ|, F)
+        xs = np.repeat(np.arange(P.shape[0]), len(frontier))
+        edges.append(np.stack([states[np.tile(frontier, P.shape[0])], xs, states[nxt.ravel()]], 1))
+        new = np.unique(nxt)
+        frontier = new[~seen[new]]
+        seen[frontier] = True
+    e = np.unique(np.concatenate(edges), axis=0)
+    if len(np.unique(e[:, :2], axis=0)) != len(e):
+        raise ModelFileError(
+            "the model's dynamics are not those of an automaton: one (state, symbol) has two successors"
+        )
+    table = np.tile(np.arange(len(h["states"])), (len(h["symbols"]), 1))
+    table[e[:, 1], e[:, 0]] = e[:, 2]
+    return Automaton(table, states=h["states"], symbols=h["symbols"], initial=h["initial"],
+                     accepting=h.get("accepting"), name=h.get("name"))  # fmt: skip

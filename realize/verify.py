@@ -36,6 +36,10 @@ def automaton_from_model(model: CompiledModel) -> Automaton:
         from fsa2rnn.realize.extract import extracted_automaton
 
         return extracted_automaton(model)
+    if model.target == "pdssm":  # the one-hot code points explored exactly
+        from fsa2rnn.compiler.automaton_to_pdssm import realized_automaton
+
+        return realized_automaton(model)
     from .exact import explore
 
     res = explore(model)
