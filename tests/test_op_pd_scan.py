@@ -1,6 +1,7 @@
-"""pd_scan / pd_st_scan (the PD-SSM recurrence h_t = P_t D_t h_{t−1} + b_t): the torch path against the sequential
-reference, odd shapes, float64 gradcheck with P given, the surrogate gradient of the column hardmax against the
-dense straight-through recurrence, the PD-SSM layer's dictionary gradient on both paths, and bad input."""
+"""pd_scan / pd_st_scan / pd_dict_st_scan (the PD-SSM recurrence h_t = P_t D_t h_{t−1} + b_t): the torch path
+against the sequential reference, odd shapes, float64 gradcheck with P given, the surrogate gradient of the column
+hardmax against the dense straight-through recurrence (logits given, or a dictionary mixture in time blocks), the
+PD-SSM layer's gradients on both paths, and bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import torch
 
 from fsa2rnn.fsa.errors import FsaError
 from fsa2rnn.nn.layers import PDSSM
-from fsa2rnn.nn.ops import pd_scan, pd_st_scan
+from fsa2rnn.nn.ops import pd_dict_st_scan, pd_scan, pd_st_scan
+from fsa2rnn.nn.ops.pd_scan import torch_pd_dict_st_scan
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -104,6 +106,36 @@ def test_surrogate_gradient_equals_the_dense_straight_through(shape, dtype):
     assert torch.allclose(grads["torch"][0].sum(-2), torch.zeros(bsz, length, n, dtype=torch.float64), atol=1e-10)
 
 
+@pytest.mark.parametrize("block", [None, 1, 50])
+def test_dictionary_surrogate_gradient_equals_the_naive_one(block):
+    """pd_dict_st_scan's torch path (column argmax and surrogate per time block, logits recomputed in the backward
+    pass) against the dense straight-through recurrence of the mixture: states, indices, and the gradients in the
+    mixture weights, the dictionary, diag, b and h0."""
+    bsz, length, n, k = 2, 23, 4, 3
+    _, diag, b, h0 = _case(bsz, length, n, seed=4)
+    g = torch.Generator().manual_seed(5)
+    weights = torch.softmax(torch.randn(bsz, length, k, generator=g, dtype=torch.float64), -1)
+    dictionary = torch.randn(k, n, n, generator=g, dtype=torch.float64)
+    weight = torch.randn(bsz, length, n, dtype=torch.complex128, generator=g)
+    out, grads = {}, {}
+    for impl in ("naive", "torch"):
+        args = [t.clone().requires_grad_(True) for t in (weights, dictionary, diag, b, h0)]
+        if impl == "torch" and block is not None:
+            h, idx = torch_pd_dict_st_scan(*args, block=block * n * n * bsz)
+        else:
+            h, idx = pd_dict_st_scan(*args, impl=impl)
+        out[impl] = (h, idx)
+        grads[impl] = torch.autograd.grad((h * weight).real.sum(), args)
+    assert torch.equal(out["naive"][1], out["torch"][1])
+    assert torch.allclose(out["naive"][0], out["torch"][0], atol=1e-12)
+    for name, g1, g2 in zip(("weights", "dictionary", "diag", "b", "h0"), grads["naive"], grads["torch"]):
+        assert torch.allclose(g1, g2, atol=1e-10), name
+    assert grads["torch"][1].abs().sum() > 0 and grads["torch"][0].abs().sum() > 0
+    with torch.no_grad():  # no gradient wanted: the hard scan alone, the same states
+        h, idx = pd_dict_st_scan(weights, dictionary, diag, b, h0)
+    assert torch.equal(idx, out["naive"][1]) and torch.allclose(h, out["naive"][0], atol=1e-12)
+
+
 def test_layer_dictionary_gradient_on_both_paths():
     torch.manual_seed(0)
     layer = PDSSM(6, 5, n_dict=8, impl="naive").double()
@@ -119,6 +151,10 @@ def test_layer_dictionary_gradient_on_both_paths():
     assert grads["torch"]["dictionary"].abs().sum() > 0 and grads["torch"]["selector.weight"].abs().sum() > 0
 
 
+def _zeros(*shape):
+    return torch.zeros(*shape, dtype=torch.float64)
+
+
 @pytest.mark.parametrize(
     "call, match",
     [
@@ -129,6 +165,8 @@ def test_layer_dictionary_gradient_on_both_paths():
         (lambda i, d, b, h: pd_scan(i, d, b, h[:, :1]), "h0"),
         (lambda i, d, b, h: pd_scan(i, d, b, h, impl="cuda"), "impl"),
         (lambda i, d, b, h: pd_st_scan(torch.zeros(2, 3, 4, 4), d, b, h), "logits"),
+        (lambda i, d, b, h: pd_dict_st_scan(_zeros(2, 3, 5), _zeros(4, 4, 4), d, b), "weights"),
+        (lambda i, d, b, h: pd_dict_st_scan(_zeros(2, 3, 5), _zeros(5, 3, 3), d, b), "dictionary"),
     ],
 )
 def test_bad_input(call, match):

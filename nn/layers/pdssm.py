@@ -25,12 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..ops import pd_scan, pd_st_scan
+from ..ops import pd_dict_st_scan
 from .base import ConfigError, SequenceLayer, State, check_positive, lecun_normal_
 
 _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
-#: column-logit entries B·C·N² computed at once when no gradient is needed
-LOGIT_BLOCK = 1 << 24
 
 
 class PDSSM(SequenceLayer):
@@ -39,9 +37,9 @@ class PDSSM(SequenceLayer):
     Parameters: ``state_size`` N (None: d_model), ``n_dict`` K (8), ``mlp_hidden`` (None: d_model), ``r_min`` and
     ``r_max`` (the initial range of |D|), ``learn_h0`` (h_0 a parameter; else a buffer, zero as the authors' unless
     set, e.g. to e_{q0} by :meth:`SequenceModel.from_compiled`), ``impl`` for the scan. State: ``{"h": (B, N)
-    complex}``. The recurrence runs in complex64 (float32 and lower inputs) or complex128 (float64). Training
-    holds the column logits M_t of every position, B·T·N² numbers; without a gradient they are reduced to their
-    column argmax :data:`LOGIT_BLOCK` entries at a time.
+    complex}``. The recurrence runs in complex64 (float32 and lower inputs) or complex128 (float64) on
+    :func:`pd_dict_st_scan`, which holds one time block of the column logits M_t at a time (B·C·N² ≈ 2²⁴ numbers;
+    recomputed in the backward pass).
     """
 
     def __init__(
@@ -107,23 +105,11 @@ class PDSSM(SequenceLayer):
             h0 = torch.view_as_complex(self.h0.to(diag.real.dtype).contiguous()).expand(bsz, -1)
         else:
             h0 = state["h"]
-        if torch.is_grad_enabled() and self.dictionary.requires_grad:
-            logits = self.column_logits(x).to(diag.real.dtype)
-            h, _ = pd_st_scan(logits, diag, drive, h0, impl=self.impl)
-        else:
-            h = pd_scan(self._hard_indices(x), diag, drive, h0, impl=self.impl)
+        weights = torch.softmax(self.selector(x), -1).to(diag.real.dtype)
+        dictionary = self.dictionary.to(diag.real.dtype)
+        h, _ = pd_dict_st_scan(weights, dictionary, diag, drive, h0, impl=self.impl)
         y = self.C(torch.cat([h.real, h.imag], -1).to(x.dtype)) + x @ self.D_skip.to(x.dtype)
         return self._out(self.out_proj(y), {"h": h[:, -1] if h.shape[1] else h0}, return_state)
-
-    def _hard_indices(self, x: torch.Tensor) -> torch.Tensor:
-        """idx (B, T, N): the column argmax of M(x_t), in blocks of about LOGIT_BLOCK logits."""
-        step = max(1, LOGIT_BLOCK // max(1, x.shape[0] * self.state_size**2))
-        mix = self.dictionary.to(x.dtype).transpose(-1, -2)  # Mᵀ: the column argmax as a contiguous row argmax
-        parts = [
-            torch.einsum("...k,kji->...ji", torch.softmax(self.selector(x[:, s : s + step]), -1), mix).argmax(-1)
-            for s in range(0, x.shape[1], step)
-        ]
-        return torch.cat(parts, 1) if parts else x.new_zeros(*x.shape[:2], self.state_size, dtype=torch.long)
 
     def transition_indices(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(idx (…, N) int64, diag (…, N) complex): A(x) = P(x) D(x) for tokens x (…, d_model), P's column j with

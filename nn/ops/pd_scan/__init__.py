@@ -5,6 +5,9 @@ D_t diagonal (complex or real), P_t given as index arrays (column j of P_t has i
 - :func:`pd_st_scan` ``(logits, diag, b, h0=None, *, impl)``: P_t the column hardmax of the logits M_t (N × N),
   with the paper's surrogate gradient (the column softmax's derivative, straight-through); returns the states
   and idx. Differentiable in ``logits`` too.
+- :func:`pd_dict_st_scan` ``(weights, dictionary, diag, b, h0=None, *, impl)``: the same with M_t = Σ_k
+  weights_t[k] dictionary[k], the PD-SSM layer's mixture; the torch path never holds all the logits (time blocks,
+  activation checkpointing). Differentiable in ``weights`` and ``dictionary`` through the surrogate.
 
 Paths: ``naive`` (the recurrence step by step, naive.py: the reference; for ``pd_st_scan`` the dense
 straight-through matrices), ``torch`` (Hillis–Steele scan in the class of PD matrices, torch_scan.py). ``auto``:
@@ -16,8 +19,8 @@ from __future__ import annotations
 import torch
 
 from ..checks import OpInputError, check_dtype, check_impl, check_shape, check_tensor
-from .naive import naive_pd_scan, naive_pd_st_scan, pd_apply
-from .torch_scan import torch_pd_scan, torch_pd_st_scan
+from .naive import naive_pd_dict_st_scan, naive_pd_scan, naive_pd_st_scan, pd_apply
+from .torch_scan import LOGIT_BLOCK, torch_pd_dict_st_scan, torch_pd_scan, torch_pd_st_scan
 
 IMPLEMENTATIONS = ("naive", "torch")
 DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128)
@@ -73,5 +76,32 @@ def pd_st_scan(
     return torch_pd_st_scan(logits, diag, b, h0)
 
 
-__all__ = ["IMPLEMENTATIONS", "naive_pd_scan", "naive_pd_st_scan", "pd_apply", "pd_scan", "pd_st_scan",
-           "torch_pd_scan", "torch_pd_st_scan"]  # fmt: skip
+def pd_dict_st_scan(
+    weights: torch.Tensor,
+    dictionary: torch.Tensor,
+    diag: torch.Tensor,
+    b: torch.Tensor,
+    h0: torch.Tensor | None = None,
+    *,
+    impl: str = "auto",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`pd_st_scan` with logits M_t = Σ_k weights[b, t, k] dictionary[k]: ``weights`` (B, T, K) and
+    ``dictionary`` (K, N, N) real, of diag's real dtype. The torch path takes the column argmax and the surrogate
+    :data:`LOGIT_BLOCK` logits at a time (recomputed in the backward pass); the naive path forms all the logits."""
+    bsz, length, n = _check("pd_dict_st_scan", diag, b, h0, impl)
+    check_tensor("pd_dict_st_scan", "weights", weights, 3)
+    check_tensor("pd_dict_st_scan", "dictionary", dictionary, 3)
+    k = dictionary.shape[0]
+    check_shape("pd_dict_st_scan", "dictionary", dictionary, (k, n, n), "(K, N, N) from diag's shape")
+    check_shape("pd_dict_st_scan", "weights", weights, (bsz, length, k), "(B, T, K) from diag and dictionary")
+    real = _REAL.get(diag.dtype, diag.dtype)
+    check_dtype("pd_dict_st_scan", "weights", weights, real, "the real dtype of diag")
+    check_dtype("pd_dict_st_scan", "dictionary", dictionary, real, "the real dtype of diag")
+    if impl == "naive":
+        return naive_pd_dict_st_scan(weights, dictionary, diag, b, h0)
+    return torch_pd_dict_st_scan(weights, dictionary, diag, b, h0)
+
+
+__all__ = ["IMPLEMENTATIONS", "LOGIT_BLOCK", "naive_pd_dict_st_scan", "naive_pd_scan", "naive_pd_st_scan", "pd_apply",
+           "pd_dict_st_scan", "pd_scan", "pd_st_scan", "torch_pd_dict_st_scan", "torch_pd_scan",
+           "torch_pd_st_scan"]  # fmt: skip

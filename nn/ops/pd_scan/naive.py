@@ -47,3 +47,11 @@ def naive_pd_st_scan(
         h = (m_t @ h[..., None])[..., 0] + b_t
         hs.append(h)
     return (torch.stack(hs, 1) if hs else b.new_zeros(b.shape)), idx
+
+
+def naive_pd_dict_st_scan(
+    weights: torch.Tensor, dictionary: torch.Tensor, diag: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`naive_pd_st_scan` of the logits M_t = Σ_k weights_t[k] dictionary[k] (weights (B, T, K), dictionary
+    (K, N, N)), formed whole."""
+    return naive_pd_st_scan(torch.einsum("btk,kij->btij", weights, dictionary), diag, b, h0)

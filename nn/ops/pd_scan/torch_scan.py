@@ -5,14 +5,19 @@
 so the affine maps h ↦ A_t h + b_t compose associatively in O(N) each, and the states come from a Hillis–Steele
 prefix scan of depth ⌈log₂ T⌉ (every step a gather and a scatter-add over the whole batch; autograd differentiates
 it). :func:`torch_pd_st_scan` adds the paper's surrogate gradient for the column hardmax as a zero-valued drive
-(S_t − sg S_t) sg(D_t h_{t−1}) (README.md), so the dictionary's gradient equals the dense straight-through one.
+(S_t − sg S_t) sg(D_t h_{t−1}) (README.md), so the dictionary's gradient equals the dense straight-through one;
+:func:`torch_pd_dict_st_scan` does the same for logits that are a mixture of a dictionary, one time block at a time.
 """
 
 from __future__ import annotations
 
 import torch
+from torch.utils.checkpoint import checkpoint
 
 from .naive import pd_apply
+
+#: logits B·C·N² of one time block in :func:`torch_pd_dict_st_scan`
+LOGIT_BLOCK = 1 << 24
 
 
 def torch_pd_scan(
@@ -34,6 +39,24 @@ def torch_pd_scan(
     return pd_apply(idx, diag, h0[:, None].expand_as(b)) + b
 
 
+def _previous_states(idx: torch.Tensor, diag: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None) -> torch.Tensor:
+    """sg(D_t h_{t−1}) of the hard recurrence (h_0 first), without a gradient."""
+    with torch.no_grad():
+        h = torch_pd_scan(idx, diag, b, h0)
+        start = h.new_zeros(h.shape[0], 1, h.shape[2]) if h0 is None else h0[:, None]
+        return diag * torch.cat([start, h[:, :-1]], 1)
+
+
+def surrogate_drive(logits: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(S − sg S) v with S the column softmax of ``logits`` (…, N, N) and v (…, N): zero in value, with the
+    derivative of S v in the logits."""
+    soft = torch.softmax(logits, dim=-2)
+    delta = soft - soft.detach()
+    if v.is_complex():
+        return torch.complex((delta @ v.real[..., None])[..., 0], (delta @ v.imag[..., None])[..., 0])
+    return (delta @ v[..., None])[..., 0]
+
+
 def torch_pd_st_scan(
     logits: torch.Tensor, diag: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,14 +66,42 @@ def torch_pd_st_scan(
         idx = logits.argmax(-2)
     if not (torch.is_grad_enabled() and logits.requires_grad):
         return torch_pd_scan(idx, diag, b, h0), idx
-    with torch.no_grad():  # h_{t−1} of the hard recurrence, h_0 first
-        h = torch_pd_scan(idx, diag, b, h0)
-        start = h.new_zeros(h.shape[0], 1, h.shape[2]) if h0 is None else h0[:, None]
-        v = diag * torch.cat([start, h[:, :-1]], 1)  # sg(D_t h_{t−1})
-    soft = torch.softmax(logits, dim=-2)
-    delta = soft - soft.detach()  # value 0, derivative that of the column softmax
-    if v.is_complex():
-        surrogate = torch.complex((delta @ v.real[..., None])[..., 0], (delta @ v.imag[..., None])[..., 0])
-    else:
-        surrogate = (delta @ v[..., None])[..., 0]
+    surrogate = surrogate_drive(logits, _previous_states(idx, diag, b, h0))
     return torch_pd_scan(idx, diag, b + surrogate.to(b.dtype), h0), idx
+
+
+def _mixture(weights: torch.Tensor, dictionary: torch.Tensor) -> torch.Tensor:
+    return torch.einsum("btk,kij->btij", weights, dictionary)
+
+
+def _dict_surrogate(weights: torch.Tensor, dictionary: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return surrogate_drive(_mixture(weights, dictionary), v)
+
+
+def torch_pd_dict_st_scan(
+    weights: torch.Tensor,
+    dictionary: torch.Tensor,
+    diag: torch.Tensor,
+    b: torch.Tensor,
+    h0: torch.Tensor | None = None,
+    block: int = LOGIT_BLOCK,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`torch_pd_st_scan` of the logits M_t = Σ_k weights_t[k] dictionary[k] without holding them: the
+    column argmax is taken ``block`` logits at a time, and the surrogate drive is computed per time block under
+    activation checkpointing (the block's logits are recomputed in the backward pass), so memory stays at one
+    block of B·C·N² logits."""
+    bsz, length, _ = weights.shape
+    n = dictionary.shape[-1]
+    step = max(1, block // max(1, bsz * n * n))
+    spans = [(s, min(s + step, length)) for s in range(0, length, step)]
+    with torch.no_grad():  # Mᵀ: the column argmax as a contiguous row argmax
+        flipped = dictionary.transpose(-1, -2)
+        parts = [_mixture(weights[:, s:e], flipped).argmax(-1) for s, e in spans]
+        idx = torch.cat(parts, 1) if parts else b.new_zeros(b.shape, dtype=torch.long)
+    if not (torch.is_grad_enabled() and (weights.requires_grad or dictionary.requires_grad)):
+        return torch_pd_scan(idx, diag, b, h0), idx
+    v = _previous_states(idx, diag, b, h0)
+    drives = [
+        checkpoint(_dict_surrogate, weights[:, s:e], dictionary, v[:, s:e], use_reentrant=False) for s, e in spans
+    ]
+    return torch_pd_scan(idx, diag, b + torch.cat(drives, 1).to(b.dtype), h0), idx
