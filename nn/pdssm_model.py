@@ -1,5 +1,5 @@
 """Torch module for compiled "pdssm" models (compiler/automaton_to_pdssm.py): h_t = P(x_t) D(x_t) h_{t−1} with P(x)
-given as index arrays, run by :func:`fsa2rnn.nn.ops.pd_scan` (the Hillis–Steele scan in the class of PD matrices)
+given as index arrays, run by :func:`fsa2rnn.nn.ops.pd_scan` (the chunked scan in the class of PD matrices)
 in time chunks that carry the state, then the one-hot readout state(argmax h). The recurrent form
 (``initial``/``step``/``read``) is the same recurrence one symbol at a time.
 """

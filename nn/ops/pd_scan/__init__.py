@@ -10,7 +10,7 @@ D_t diagonal (complex or real), P_t given as index arrays (column j of P_t has i
   activation checkpointing). Differentiable in ``weights`` and ``dictionary`` through the surrogate.
 
 Paths: ``naive`` (the recurrence step by step, naive.py: the reference; for ``pd_st_scan`` the dense
-straight-through matrices), ``torch`` (Hillis–Steele scan in the class of PD matrices, torch_scan.py). ``auto``:
+straight-through matrices), ``torch`` (chunked scan in the class of PD matrices, torch_scan.py). ``auto``:
 torch. README.md derives the composition and the surrogate.
 """
 

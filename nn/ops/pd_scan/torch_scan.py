@@ -2,14 +2,17 @@
 
     (P₂D₂)(P₁D₁) = P D  with  idx = idx₂[idx₁],  diag = diag₂[idx₁] ⊙ diag₁,
 
-so the affine maps h ↦ A_t h + b_t compose associatively in O(N) each, and the states come from a Hillis–Steele
-prefix scan of depth ⌈log₂ T⌉ (every step a gather and a scatter-add over the whole batch; autograd differentiates
+so the affine maps h ↦ A_t h + b_t compose associatively in O(N) each, and the states come from a chunked scan:
+prefixes within chunks of about √T steps (all chunks at once), the state entering each chunk, then every state
+at once — about 2√T sequential steps of gathers and scatter-adds over the whole batch (autograd differentiates
 it). :func:`torch_pd_st_scan` adds the paper's surrogate gradient for the column hardmax as a zero-valued drive
 (S_t − sg S_t) sg(D_t h_{t−1}) (README.md), so the dictionary's gradient equals the dense straight-through one;
 :func:`torch_pd_dict_st_scan` does the same for logits that are a mixture of a dictionary, one time block at a time.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch.utils.checkpoint import checkpoint
@@ -20,23 +23,53 @@ from .naive import pd_apply
 LOGIT_BLOCK = 1 << 24
 
 
+def _prefixes(idx: torch.Tensor, diag: torch.Tensor, b: torch.Tensor):
+    """Within-row prefixes of the affine PD maps, step by step over the second axis (all rows at once): the
+    composition of steps 0..s as (idx, diag, b), each (R, C, N)."""
+    rows, steps, n = b.shape
+    p_idx = torch.arange(n, device=b.device).expand(rows, n)
+    p_diag = torch.ones(rows, n, dtype=diag.dtype, device=b.device)
+    p_b = torch.zeros(rows, n, dtype=b.dtype, device=b.device)
+    out_i, out_d, out_b = [], [], []
+    for s in range(steps):
+        i_s, d_s = idx[:, s], diag[:, s]
+        p_diag = d_s.gather(-1, p_idx) * p_diag
+        p_idx = i_s.gather(-1, p_idx)
+        p_b = pd_apply(i_s, d_s, p_b) + b[:, s]
+        out_i.append(p_idx)
+        out_d.append(p_diag)
+        out_b.append(p_b)
+    return torch.stack(out_i, 1), torch.stack(out_d, 1), torch.stack(out_b, 1)
+
+
 def torch_pd_scan(
     idx: torch.Tensor, diag: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """idx (B, T, N) int64, diag and b (B, T, N), h0 (B, N) or None (zeros) → h (B, T, N)."""
-    length = b.shape[1]
-    shift = 1
-    while shift < length:
-        # compose step t with the prefix ending at t − shift (earlier step on the right of the product)
-        i_l, d_l, b_l = idx[:, :-shift], diag[:, :-shift], b[:, :-shift]
-        i_r, d_r, b_r = idx[:, shift:], diag[:, shift:], b[:, shift:]
-        idx = torch.cat([idx[:, :shift], i_r.gather(-1, i_l)], 1)
-        diag = torch.cat([diag[:, :shift], d_r.gather(-1, i_l) * d_l], 1)
-        b = torch.cat([b[:, :shift], pd_apply(i_r, d_r, b_l) + b_r], 1)
-        shift *= 2
-    if h0 is None:
-        return b
-    return pd_apply(idx, diag, h0[:, None].expand_as(b)) + b
+    """idx (B, T, N) int64, diag and b (B, T, N), h0 (B, N) or None (zeros) → h (B, T, N).
+
+    Chunked scan: the time axis in n_c chunks of C ≈ √T steps; (1) the prefixes of every chunk, all chunks at once
+    (C steps); (2) the state entering each chunk, chunk by chunk (n_c steps); (3) h_t = prefix_t(h_in) for every
+    step at once. About 2√T sequential steps and O(T·N) work; autograd differentiates it."""
+    bsz, length, n = b.shape
+    if length == 0:
+        return b.clone()
+    chunk = max(1, math.isqrt(length - 1) + 1)
+    n_chunks = -(-length // chunk)
+    pad = n_chunks * chunk - length
+    if pad:  # identity steps: P = I, D = 1, b = 0
+        idx = torch.cat([idx, torch.arange(n, device=idx.device).expand(bsz, pad, n)], 1)
+        diag = torch.cat([diag, torch.ones(bsz, pad, n, dtype=diag.dtype, device=diag.device)], 1)
+        b = torch.cat([b, torch.zeros(bsz, pad, n, dtype=b.dtype, device=b.device)], 1)
+    p_idx, p_diag, p_b = _prefixes(*(t.reshape(bsz * n_chunks, chunk, n) for t in (idx, diag, b)))
+    p_idx, p_diag, p_b = (t.reshape(bsz, n_chunks, chunk, n) for t in (p_idx, p_diag, p_b))
+    h = torch.zeros(bsz, n, dtype=b.dtype, device=b.device) if h0 is None else h0
+    entering = []
+    for c in range(n_chunks):
+        entering.append(h)
+        h = pd_apply(p_idx[:, c, -1], p_diag[:, c, -1], h) + p_b[:, c, -1]
+    h_in = torch.stack(entering, 1)[:, :, None].expand(bsz, n_chunks, chunk, n)
+    out = pd_apply(p_idx, p_diag, h_in) + p_b
+    return out.reshape(bsz, n_chunks * chunk, n)[:, :length]
 
 
 def _previous_states(idx: torch.Tensor, diag: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None) -> torch.Tensor:
