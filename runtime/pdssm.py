@@ -1,6 +1,8 @@
 """Executor of compiled "pdssm" models in numpy at float64 (compiler/automaton_to_pdssm.py): the PD-SSM recurrence
 h_t = P(x_t) D(x_t) h_{t−1} itself, on vectors h (B, N), P(x) applied through its index array (a scatter-add,
 O(B·N) per step), and the one-hot readout state(argmax h) after each symbol — what nn/pdssm_model.py computes.
+A step loop: composing the index arrays by doubling costs O(T·N·log T) and measured slower here for N ≥ 100
+(S5, M11); the loop costs O(T·B·N) plus the interpreter's overhead per step.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ MODELS = [
     (compile_nfsm, "T4", {"layers": "stacked"}),  # stacked layers: keys from the heads above
     (compile_affine, "regex:(a|b)*a(a|b)", {}),
     (compile_pdssm, "T4", {}),  # P(x) = δ_x as index arrays
-    (compile_pdssm, "S5", {}),
 ]
 #: (batch, length): one step, the sequential bracketing (≤ 64 steps), one and two levels of chunks
 SHAPES = [(7, 1), (5, 33), (3, 200), (2, 5000), (1, 70000)]
