@@ -4,10 +4,11 @@ that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their keyword arguments. Every layer carries a
-state, so :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
-:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
-:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
+``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their
+keyword arguments. Every layer carries a state, so :meth:`SequenceModel.forward` can read a long word in chunks
+(``state=…, return_state=True``) and :meth:`SequenceModel.predictor` plugs a model into
+:func:`fsa2rnn.nn.evaluate.failing_length`. :meth:`SequenceModel.from_compiled` loads compiled weights
+(nn/from_compiled.py).
 """
 
 from __future__ import annotations
@@ -185,8 +186,8 @@ class SequenceModel(nn.Module):
     @classmethod
     def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
         """A SequenceModel computing what a compiled model (a CompiledModel or a model file) computes, in eval mode
-        (nn/from_compiled.py: single-layer Householder → DeltaProduct, single-layer NFSM → NFSM; anything else
-        raises ConstructionError saying why)."""
+        (nn/from_compiled.py: single-layer Householder → DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM;
+        anything else raises ConstructionError saying why)."""
         from .from_compiled import sequence_model_from_compiled
 
         return sequence_model_from_compiled(model, dtype=dtype)
