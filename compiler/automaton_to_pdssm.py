@@ -24,6 +24,7 @@ from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
 
 from .lrnn_spec import resolve_initial
 from .model import MODEL_FORMAT, CompiledModel, stored_automaton
+from .program import PDSSMProgram, program_of
 
 #: index-array entries |Σ|·N a model may hold
 MAX_ENTRIES = 1 << 26
@@ -80,33 +81,26 @@ def check_pdssm(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
     """Exact check of a PD-SSM model in integer arithmetic (the module docstring's induction): the code points e_i
     are closed under P(x) D(x) with D(x) = 1, the readout commutes with the transitions and h_0 reads as the
     initial state. Returns ``{ok, failure, code_points, checked}``."""
-    layer = model.header["layers"][0]
-    t = model.tensors
-    P, D, h0 = (np.asarray(t[layer[k]]) for k in ("P", "D", "h0"))
-    states = np.asarray(t[model.header["readout"]["states"]])
-    s, q = automaton.n_symbols, automaton.n_states
 
     def fail(msg: str) -> dict[str, Any]:
         return {"ok": False, "failure": msg, "code_points": None, "checked": None}
 
-    if len(model.header["layers"]) != 1 or P.ndim != 2 or P.shape[0] != s:
-        return fail(f"expected one layer with P of shape (|Σ| = {s}, N), got {P.shape}")
-    n = P.shape[1]
-    if D.shape != (s, n) or h0.shape != (n,) or states.shape != (n,):
-        return fail("D, h0 and the readout must have shapes (|Σ|, N), (N,) and (N,)")
-    if not np.issubdtype(P.dtype, np.integer) or not np.issubdtype(states.dtype, np.integer):
-        return fail("P and the readout must be integer index arrays")
-    if P.size and (P.min() < 0 or P.max() >= n):
-        return fail(f"P's row indices must lie in [0, {n})")
-    if states.size and (states.min() < 0 or states.max() >= q):
-        return fail(f"the readout's states must lie in [0, {q})")
+    try:
+        p = program_of(model, integrity=False)
+    except ModelFileError as exc:
+        return fail(str(exc))
+    if not isinstance(p, PDSSMProgram):
+        return fail(f"not a pdssm model (target {p.target!r})")
+    if p.n_symbols != automaton.n_symbols or p.n_states != automaton.n_states:
+        return fail("the model's alphabet or states differ from the automaton's")
+    P, D, h0, states = p.P, p.D, p.h0, p.readout
     if not (D == 1).all():
         return fail("D(x) must be the identity (every diagonal entry exactly 1)")
     if not (np.isin(h0, (0.0, 1.0)).all() and int((h0 == 1).sum()) == 1):
         return fail("h0 must be a one-hot code point e_i")
     start = int(np.flatnonzero(h0 == 1)[0])
-    if states[start] != model.initial:
-        return fail(f"h0 = e_{start} reads as state {states[start]}, not the initial state {model.initial}")
+    if states[start] != p.initial:
+        return fail(f"h0 = e_{start} reads as state {states[start]}, not the initial state {p.initial}")
     # induction step: readout(P(x)[i]) = δ_x(readout(i)) for every coordinate i and symbol x
     want = automaton.transitions[:, states]  # (|Σ|, N)
     bad = np.argwhere(states[P] != want)
@@ -115,7 +109,7 @@ def check_pdssm(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
         return fail(f"symbol {automaton.symbols[x]!r} sends code point e_{i} (state {automaton.states[states[i]]!r}) "
                     f"to e_{P[x, i]}, which reads as {automaton.states[states[P[x, i]]]!r}, not "
                     f"{automaton.states[want[x, i]]!r}")  # fmt: skip
-    return {"ok": True, "failure": None, "code_points": int(n), "checked": int(s * n)}
+    return {"ok": True, "failure": None, "code_points": int(p.width), "checked": int(P.size)}
 
 
 def realized_automaton(model: CompiledModel) -> Automaton:
@@ -123,14 +117,13 @@ def realized_automaton(model: CompiledModel) -> Automaton:
     start code point e_i, symbol x leads to D(x)[i] e_{P(x)[i]}, a code point again only when D(x)[i] = 1; the
     coordinates reachable so are explored breadth-first and read out. States never reached keep self-loops. Raises
     ModelFileError where a code point leaves the one-hot codes or one (state, symbol) gets two successors."""
-    layer = model.header["layers"][0]
-    t = model.tensors
-    P, D, h0 = (np.asarray(t[layer[k]]) for k in ("P", "D", "h0"))
-    states = np.asarray(t[model.header["readout"]["states"]], dtype=np.int64)
-    h = model.header
+    p = program_of(model)
+    if not isinstance(p, PDSSMProgram):
+        raise ModelFileError(f"not a pdssm model (target {p.target!r})")
+    P, D, h0, states = p.P, p.D, p.h0, p.readout
     if not (np.isin(h0, (0.0, 1.0)).all() and int((h0 == 1).sum()) == 1):
         raise ModelFileError("the PD-SSM's h0 is not a one-hot code point")
-    seen = np.zeros(P.shape[1], dtype=bool)
+    seen = np.zeros(p.width, dtype=bool)
     frontier = np.flatnonzero(h0 == 1)
     seen[frontier] = True
     edges = []
@@ -138,8 +131,8 @@ def realized_automaton(model: CompiledModel) -> Automaton:
         if not (D[:, frontier] == 1).all():
             raise ModelFileError("the PD-SSM's dynamics leave the one-hot code points (a diagonal entry ≠ 1)")
         nxt = P[:, frontier]  # (|Σ|, F)
-        xs = np.repeat(np.arange(P.shape[0]), len(frontier))
-        edges.append(np.stack([states[np.tile(frontier, P.shape[0])], xs, states[nxt.ravel()]], 1))
+        xs = np.repeat(np.arange(p.n_symbols), len(frontier))
+        edges.append(np.stack([states[np.tile(frontier, p.n_symbols)], xs, states[nxt.ravel()]], 1))
         new = np.unique(nxt)
         frontier = new[~seen[new]]
         seen[frontier] = True
@@ -148,7 +141,8 @@ def realized_automaton(model: CompiledModel) -> Automaton:
         raise ModelFileError(
             "the model's dynamics are not those of an automaton: one (state, symbol) has two successors"
         )
-    table = np.tile(np.arange(len(h["states"])), (len(h["symbols"]), 1))
+    table = np.tile(np.arange(p.n_states), (p.n_symbols, 1))
     table[e[:, 1], e[:, 0]] = e[:, 2]
-    return Automaton(table, states=h["states"], symbols=h["symbols"], initial=h["initial"],
-                     accepting=h.get("accepting"), name=h.get("name"))  # fmt: skip
+    acc = None if p.accepting is None else np.flatnonzero(p.accepting).tolist()
+    return Automaton(table, states=list(p.states), symbols=list(p.symbols), initial=p.initial, accepting=acc,
+                     name=model.header.get("name"))  # fmt: skip

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import PDSSMProgram, program_of
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from .model import SequenceModel
@@ -38,12 +39,10 @@ _SATURATE = 40.0  # σ(±40) rounds to 1 and 0 in float32 and float64
 
 def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
     """The SequenceModel of a one-layer compiled PD-SSM (module docstring), in eval mode."""
-    layer = model.header["layers"][0]
-    t = model.tensors
-    P = np.asarray(t[layer["P"]], dtype=np.int64)
-    D = np.asarray(t[layer["D"]], dtype=np.float64)
-    h0 = np.asarray(t[layer["h0"]], dtype=np.float64)
-    states = np.asarray(t[model.header["readout"]["states"]], dtype=np.int64)
+    p = program_of(model)
+    if not isinstance(p, PDSSMProgram):
+        raise ConstructionError(f"not a pdssm model (target {p.target!r})")
+    P, D, h0, states = p.P, p.D, p.h0, p.readout
     n_sym, n = P.shape
     if n_sym * n * n > MAX_DICTIONARY:
         raise LimitExceededError(
@@ -55,7 +54,7 @@ def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float6
     if len(np.unique(states)) != len(states):
         raise ConstructionError("two code points read as one state: no linear classifier separates them")
     d_model = n_sym + n
-    n_states = len(model.states)
+    n_states = p.n_states
     net = SequenceModel(
         n_sym,
         n_states,

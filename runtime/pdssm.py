@@ -1,8 +1,8 @@
 """Executor of compiled "pdssm" models in numpy at float64 (compiler/automaton_to_pdssm.py): the PD-SSM recurrence
-h_t = P(x_t) D(x_t) h_{t−1} itself, on vectors h (B, N), P(x) applied through its index array (a scatter-add,
-O(B·N) per step), and the one-hot readout state(argmax h) after each symbol — what nn/pdssm_model.py computes.
-A step loop: composing the index arrays by doubling costs O(T·N·log T) and measured slower here for N ≥ 100
-(S5, M11); the loop costs O(T·B·N) plus the interpreter's overhead per step.
+h_t = P(x_t) D(x_t) h_{t−1} itself on vectors h (B, N), P(x) applied through its index array (a scatter-add,
+O(B·N) per step), and the one-hot readout state(argmax h) after each symbol — what the torch module
+fsa2rnn.nn.compiled.PDSSMModel computes. A step loop: composing the index arrays by doubling costs O(T·N·log T) and
+measured slower here for N ≥ 100 (S5, M11); the loop costs O(T·B·N) plus the interpreter's overhead per step.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import PDSSMProgram
+
+from .executor import Executor
 
 
 def pd_step(P: np.ndarray, D: np.ndarray, h: np.ndarray) -> np.ndarray:
@@ -19,25 +22,21 @@ def pd_step(P: np.ndarray, D: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.bincount(flat, weights=(D * h).ravel(), minlength=bsz * n).reshape(bsz, n)
 
 
-class PDSSMExecutor:
-    """``predict_states(ids)``: the automaton state after each symbol of words of one length, (B, T) int64."""
+class PDSSMExecutor(Executor):
+    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of a PD-SSM model."""
+
+    program: PDSSMProgram
 
     def __init__(self, model: CompiledModel) -> None:
-        self.compiled = model
-        layer = model.header["layers"][0]
-        t = model.tensors
-        self.P = np.asarray(t[layer["P"]], dtype=np.int64)
-        self.D = np.asarray(t[layer["D"]], dtype=np.float64)
-        self.h0 = np.asarray(t[layer["h0"]], dtype=np.float64)
-        self.states = np.asarray(t[model.header["readout"]["states"]], dtype=np.int64)
+        super().__init__(model)
 
-    def predict_states(self, ids: np.ndarray) -> np.ndarray:
-        ids = np.asarray(ids, dtype=np.int64)
+    def _states(self, ids: np.ndarray) -> np.ndarray:
+        p = self.program
         bsz, length = ids.shape
         out = np.empty((bsz, length), dtype=np.int64)
-        h = np.broadcast_to(self.h0, (bsz, len(self.h0)))
+        h = np.broadcast_to(p.h0, (bsz, p.width))
         for t in range(length):
             x = ids[:, t]
-            h = pd_step(self.P[x], self.D[x], h)
-            out[:, t] = self.states[h.argmax(-1)]
+            h = pd_step(p.P[x], p.D[x], h)
+            out[:, t] = p.readout[h.argmax(-1)]
         return out
