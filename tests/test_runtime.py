@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
+from fsa2rnn.compiler.automaton_to_pdssm import compile_pdssm
 from fsa2rnn.compiler.definite_to_affine import compile_affine
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
@@ -34,6 +35,7 @@ MODELS = [
     (compile_nfsm, "S5", {}),  # four heads
     (compile_nfsm, "T4", {"layers": "stacked"}),  # stacked layers: keys from the heads above
     (compile_affine, "regex:(a|b)*a(a|b)(a|b)", {}),
+    (compile_pdssm, "T4", {}),  # P(x) = δ_x as index arrays
 ]
 #: (batch, length): one step, the sequential bracketing (≤ 64 steps), one and two levels of chunks
 SHAPES = [(7, 1), (5, 33), (3, 200), (2, 5000), (1, 70000)]

@@ -77,3 +77,13 @@ def check_positive(layer: str, **values: int) -> None:
     for name, v in values.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{layer}: {name} must be a positive integer, got {v!r}")
+
+
+def lecun_normal_(linear: nn.Linear) -> None:
+    """flax's default initialization of a dense layer: weights N(0, 1/fan_in) truncated at ±2 standard deviations
+    (rescaled so that the variance stays 1/fan_in), bias zero."""
+    std = 1.0 / math.sqrt(linear.in_features) / 0.87962566103423978  # the std of N(0, 1) truncated to [−2, 2]
+    with torch.no_grad():
+        nn.init.trunc_normal_(linear.weight, std=std, a=-2 * std, b=2 * std)
+        if linear.bias is not None:
+            linear.bias.zero_()
