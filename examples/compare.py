@@ -27,18 +27,19 @@ from fsa2rnn.nn.train.evaluate import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.compare import compare, plot_spectra
 
-#: the suite's toy runs (part 1 with --quick)
+#: the suite's toy runs (part 1 with --quick): every position judged (--labels dense), the bare DeltaNet
 TOY = {
     "deltanet": dict(
-        eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32
+        eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32,
+        labels="dense", delta_form="plain",
     ),
-    "nfsm": dict(d_model=16, train_length="2..10", steps=200, lr=1e-2, batch=64),
+    "nfsm": dict(d_model=16, train_length="2..10", steps=200, lr=1e-2, batch=64, labels="dense"),
 }
 FLAGS = {
     ("grazzi:parity", "deltanet"): TOY["deltanet"],
     ("grazzi:parity", "nfsm"): TOY["nfsm"],
     ("brandoit:FF", "deltanet"): dict(eig="-1,1", d_model=16, heads=1, head_dim=8, train_length="3..20", steps=800,
-                                      lr=3e-3, batch=32),
+                                      lr=3e-3, batch=32, delta_form="plain"),
     ("brandoit:FF", "nfsm"): None,  # the brandoit preset, as in part 2
 }  # fmt: skip
 #: part 2's NFSM recipe (the free arm with fsa2rnn's earlier small-scale settings: heads with 4× the compiler's

@@ -1,5 +1,5 @@
-"""The bridge from compiled weights to a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (docs/theory.md, "Learned
-layers"): the compiled model's states become the trained architecture's states, so compiled weights can be
+"""The conversion of compiled weights into a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (docs/theory.md,
+"Learned layers"): the compiled model's states become the trained architecture's states, so compiled weights can be
 compared with trained ones or used to initialize them.
 
 **Householder, one layer** (Theorem 3 permutations, C.1 rotations, parity; also a one-level cascade): H_t =
@@ -10,8 +10,9 @@ A(x_t) H_{t−1} + B(x_t) with A(x) = C_k ⋯ C_1, C_j = I − β_j v_j v_jᵀ, 
   map β = 2·sigmoid(z): z = ±SATURATED_LOGIT where the compiled β is 2 or 0 (exact), logit(β/2) otherwise;
 - values 0, except a reset row (A = 0, B = e_q): its projections commute, so the one along e_q goes last and writes
   β k vᵀ = e_q with v = 1 (docs/theory.md); a row whose B is not such a write raises;
-- the state read out whole: n heads of dk = n, dv = 1, every head's S_0 = H_0 as its one value column and query
-  q = e_h, so head h outputs H_t[h] (an identity readout of S), placed by o_proj in the last n coordinates;
+- the state read out whole (the layer's output RMSNorm off: over dv = 1 it would return ±1): n heads of dk = n,
+  dv = 1, every head's S_0 = H_0 as its one value column and query q = e_h, so head h outputs H_t[h] (an
+  identity readout of S), placed by o_proj in the last n coordinates;
 - the compiled decoder as the classifier: logits_q = α(⟨c_s, H⟩ − ½‖c_s‖²) for the code point c_s of the layer
   state s that reads out as q (the nearest-code rule; for hash readouts the codes are the permutations of 1..n, all
   of one norm), no norm, no MLP, and α chosen so that the cross-entropy at the code points is ≤ 1e−9.
@@ -104,7 +105,9 @@ def _householder(model: CompiledModel, dtype: torch.dtype) -> SequenceModel:
         "deltaproduct",
         1,
         d_model,
-        layer_args=dict(heads=n, head_dim=n, value_dim=1, n_h=k, beta_range=[0, 2], short_conv=False),
+        layer_args=dict(
+            heads=n, head_dim=n, value_dim=1, n_h=k, beta_range=[0, 2], short_conv=False, output_norm=False
+        ),
         mlp_ratio=0,
         norm="none",
     ).to(dtype)

@@ -29,8 +29,10 @@ def test_word_problem_targets_are_the_automatons_states(name):
     got = b.targets.numpy()
     mask = b.mask.numpy()
     assert np.array_equal(got[mask], task.state_class.numpy()[want][mask])
-    assert np.array_equal(mask, np.arange(b.inputs.shape[1])[None, :] < b.lengths.numpy()[:, None])
-    assert (b.inputs[~b.mask] == task.pad_id).all()
+    pos, lengths = np.arange(b.inputs.shape[1])[None, :], b.lengths.numpy()[:, None]
+    assert task.supervision == ("answer" if name == "grazzi:parity" else "dense")  # parity: the last position only
+    assert np.array_equal(mask, pos == lengths - 1 if task.supervision == "answer" else pos < lengths)
+    assert (b.inputs.numpy()[pos >= lengths] == task.pad_id).all()
     assert int(b.lengths.min()) >= 3 and int(b.lengths.max()) <= 40
 
 
@@ -112,7 +114,7 @@ def test_tokens_per_step_lags_the_target():
 
 
 def test_modarith_running_values_match_python_arithmetic():
-    task = get_task("grazzi:modarith")
+    task = get_task("grazzi:modarith").with_labels("dense")
     b = task.sample(32, (3, 30), gen(6))
     for row, n, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.targets.tolist()):
         tokens = [task.vocab[i] for i in row[:n]]
@@ -126,49 +128,38 @@ def test_modarith_running_values_match_python_arithmetic():
         assert (tokens[-1] == "=") == (n % 2 == 0)
 
 
-def _value_by_recursive_descent(tokens):
-    """An evaluator independent of Python's eval: expr := term (('+'|'-') term)*, term := atom ('*' atom)*."""
-    pos = 0
-
-    def atom():
-        nonlocal pos
-        if tokens[pos] == "(":
-            pos += 1
-            v = expr()
-            pos += 1
-            return v
-        pos += 1
-        return int(tokens[pos - 1])
-
-    def term():
-        nonlocal pos
-        v = atom()
-        while pos < len(tokens) and tokens[pos] == "*":
-            pos += 1
-            v *= atom()
-        return v
-
-    def expr():
-        nonlocal pos
-        v = term()
-        while pos < len(tokens) and tokens[pos] in "+-":
-            op = tokens[pos]
-            pos += 1
-            v = v + term() if op == "+" else v - term()
-        return v
-
-    return expr() % 5
+def _binary_ops(tokens):
+    """Positions of the binary operators: a '-' after '(' or another operator (or first) is a unary minus."""
+    return [i for i, t in enumerate(tokens) if t in "+-*" and not (t == "-" and (i == 0 or tokens[i - 1] in "(+-*"))]
 
 
-def test_modarith_brackets_values_at_equals():
-    task = get_task("grazzi:modarith_brackets")
-    b = task.sample(64, (2, 40), gen(7))
-    assert any("(" in [task.vocab[i] for i in row] for row in b.inputs.tolist())
-    for row, m, tgt in zip(b.inputs.tolist(), b.mask.tolist(), b.targets.tolist()):
-        tokens = [task.vocab[i] for i in row]
-        eq = tokens.index("=")
-        assert m.index(True) == eq and sum(m) == 1
-        assert tgt[eq] == _value_by_recursive_descent(tokens[:eq])
+@pytest.mark.parametrize("name, ops", [("grazzi:modarith_brackets", "+-*"), ("grazzi:modarith_brackets:nomult", "+-")])
+def test_modarith_brackets_is_the_authors_task(name, ops):
+    """Every operation bracketed, unary minus, the value at '=' checked by Python's eval of the rendered expression."""
+    task = get_task(name)
+    b = task.sample(96, (3, 40), gen(7))
+    assert torch.equal(b.lengths, torch.clamp(b.lengths + 2, min=5) - 2) and int(b.lengths.min()) >= 3
+    seen = set()
+    for row, n, m, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.mask.tolist(), b.targets.tolist()):
+        tokens = [task.vocab[i] for i in row[:n]]
+        assert tokens[-1] == "=" and [i for i, v in enumerate(m) if v] == [n - 1]
+        expr = tokens[:-1]
+        assert tgt[n - 1] == eval("".join(expr), {"__builtins__": {}}) % 5
+        binary = _binary_ops(expr)
+        seen |= {expr[i] for i in binary} | {"unary" for i, t in enumerate(expr) if t == "-" and i not in binary}
+        # every binary operation is bracketed: one '(' … ')' pair per operation, besides "(d)" and "(-d)"
+        text = "".join(expr)
+        plain = len(re.findall(r"\(-?\d\)", text))
+        assert text.count("(") == text.count(")") == len(binary) + plain
+        for i in binary:  # the operation's bracket opens just before its left operand's start
+            depth = 0
+            for j in range(i - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(expr[j], 0)
+                if depth < 0:
+                    break
+            assert depth == -1 and expr[j] == "("
+    assert seen == set(ops) | {"unary"}
+    assert task.value(["(", "-", "3", ")"]) == 2 and task.value(["(", "2", "*", "(", "-", "4", ")", ")"]) == 2
 
 
 def test_tso_answers_follow_the_text():
@@ -210,7 +201,7 @@ def test_dlr_tasks_follow_their_definitions():
     sol = b.targets[0, -n:, 0].double()
     assert torch.allclose(body[:, :n] @ sol, body[:, n], atol=1e-5)
     b = get_task("dlr:mips").sample(1, 16, g)
-    q, k, v = b.inputs[0].split(4, dim=-1)
+    q, k, v = b.inputs[0, :, :12].split(4, dim=-1)
     for i in range(16):
         best = max(range(i + 1), key=lambda j: float(q[i] @ k[j]))
         assert torch.equal(b.targets[0, i], v[best])
@@ -218,6 +209,12 @@ def test_dlr_tasks_follow_their_definitions():
         t = get_task(f"dlr:{name}")
         bb = t.sample(2, 64, g)
         assert bb.targets.shape[-1] == t.n_classes and bb.inputs.shape[-1] == t.vocab_size
+        # the paper's position features, the last two channels of every task: (cos 2πi/T, sin 2πi/T)
+        T = bb.inputs.shape[1]
+        for i in (0, 1, T // 4, T - 1):
+            want = torch.tensor([math.cos(2 * math.pi * i / T), math.sin(2 * math.pi * i / T)])
+            assert torch.allclose(bb.inputs[:, i, -2:], want.expand(2, 2), atol=1e-6)
+        assert t.vocab[-2:] == ["pos_cos", "pos_sin"]
 
 
 def test_listing_and_bad_names():

@@ -12,6 +12,9 @@ Symbol distributions (all drawn from the caller's ``torch.Generator``):
   target lagged by k − 1 tokens (the negative-eigenvalues paper's "S5, 4 tokens per transition", App. E.2.1): the
   target at token t is the state after the symbols among tokens 0..t−k+1, the initial state before that.
 
+Supervision: ``"dense"`` (the default: every position judged, the word problem) or ``"answer"`` (only each word's
+last position: the class of the state the whole word reaches, as the negative-eigenvalues paper trains parity).
+
 Readouts: ``"state"`` (the state itself), ``"accept"`` (accepting or not), or a class per state (``classes`` and
 ``state_class``, e.g. the value of a modular-arithmetic state).
 """
@@ -28,7 +31,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import SpecError
 
 from ..ops.table_scan import keyed_table_scan
-from .base import Batch, LengthSpec, Task, draw_lengths, length_mask
+from .base import SUPERVISIONS, Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 
 PAD = "[PAD]"
 BLANK = "[BLANK]"
@@ -62,6 +65,7 @@ class AutomatonTask(Task):
         max_identity_run: int | None = None,
         tokens_per_step: int = 1,
         default_train_length: tuple[int, int] = (3, 40),
+        supervision: str = "dense",
     ) -> None:
         if automaton.initial is None:
             raise SpecError(f"task {name or automaton.name!r}: the automaton needs an initial state")
@@ -89,7 +93,9 @@ class AutomatonTask(Task):
             automaton=automaton,
             pad_id=len(vocab) - 1,
             default_train_length=default_train_length,
+            supervisions=SUPERVISIONS,
         )
+        self.with_labels(supervision)
         self.readout = readout
         self.state_class = torch.as_tensor(np.asarray(state_class), dtype=torch.long)
         self.table = torch.tensor(np.array(automaton.transitions), dtype=torch.long)  # (k, n)
@@ -193,7 +199,8 @@ class AutomatonTask(Task):
         tokens, targets, _ = self.continue_words(batch, t, generator, None, train=train)
         mask = length_mask(lengths, t)
         tokens = torch.where(mask, tokens, torch.full_like(tokens, self.pad_id))
-        return Batch(tokens, targets, mask, lengths)
+        judged = answer_mask(lengths, t) if self.supervision == "answer" else mask
+        return Batch(tokens, targets, judged, lengths)
 
     def word_source(self) -> Any:
         """The evaluation words as a source for ``fsa2rnn.nn.evaluate.failing_length`` (evaluation distribution).

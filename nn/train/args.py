@@ -52,9 +52,23 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--short-conv/--no-short-conv",),
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),
+    (
+        ("--delta-form",),
+        dict(
+            help="deltanet/deltaproduct form: fla (per-head output RMSNorm, Xavier init of gain 2^-2.5, no beta "
+            "bias; default) or plain (no output norm, PyTorch's init, a beta bias)."
+        ),
+    ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
+    (
+        ("--labels",),
+        dict(
+            help="Judged positions: answer (each word's answer only; the default of grazzi:parity, grazzi:modarith) "
+            "or dense (every position; the default of word problems)."
+        ),
+    ),
     (
         ("--loss",),
         dict(
@@ -84,6 +98,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
     (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
     (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (
+        ("--lr-grid",),
+        dict(
+            help="With --seeds: train every rate (paper: 1e-2,1e-3,5e-4,1e-4, or a list) with every seed in "
+            "RUN/lr-RATE/seed-S, pick the rate by the median score, report its best and median."
+        ),
+    ),
     (("--device",), dict(help="cpu or cuda (default cpu).")),
     (("--nproc",), dict(type=int, help="Data-parallel processes: launches torchrun --nproc-per-node N.")),
     (

@@ -11,6 +11,8 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
   d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`): ``auto`` (the NFSM compiler's
   cheapest one-layer plan: point-tracking heads for a permutation group, else one head of |Q|), ``single``,
   ``4x11`` (4 heads of 11) or ``8,8,6``.
+- ``delta_form`` "fla" | "plain" is the DeltaNet/DeltaProduct form: fla's (per-head output RMSNorm, Xavier init of
+  gain 2^−2.5, no β bias; the layer's default) or the bare recurrence (nn/layers/delta_product.py).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from fsa2rnn.fsa.errors import SpecError
 from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
+from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..model import ModelConfig
-from ..tasks import Task, parse_length_range
+from ..tasks import Task, get_task, parse_length_range
+from ..tasks.base import SUPERVISIONS
 from .presets import ARCH_FLAGS
 
 RUN_FORMAT = "fsa2rnn.train_run/1"
@@ -63,9 +67,13 @@ class TrainConfig:
     nfsm_identity: float | None = None
     nfsm_readout_std: float | None = None
     short_conv: bool | None = None
+    #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
+    delta_form: str | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     train_length: str | None = None
+    #: the judged positions: answer | dense (None: the task's own supervision; nn/tasks/base.py)
+    labels: str | None = None
     loss: str = "uniform"
     steps: int = 2000
     batch: int = 64
@@ -169,6 +177,10 @@ class TrainConfig:
         m = self.model
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        if self.labels is not None and self.labels not in SUPERVISIONS:
+            raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {self.labels!r}")
+        if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
+            raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
         defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
@@ -319,6 +331,11 @@ def _expansion(text: str) -> int:
     raise SpecError(f"--nfsm-heads auto:K takes an integer K in 1..64, got {text!r}")
 
 
+def task_of(cfg: TrainConfig) -> Task:
+    """The run's task, judging the positions ``--labels`` asks for (SpecError if the task does not offer them)."""
+    return get_task(cfg.task).with_labels(cfg.labels)
+
+
 def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     """The SequenceModel configuration of a run (see the module docstring for the flags' meaning)."""
     if cfg.init_from:  # the compiled model's architecture (nn/train/init_from.py)
@@ -354,6 +371,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
         args["short_conv"] = cfg.short_conv
+    if m in ("deltanet", "deltaproduct"):  # recorded in every run, so a run reloads with the form it trained
+        args["form"] = cfg.delta_form or "fla"
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,
@@ -381,6 +400,7 @@ def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any
             "classes": task.classes,
             "chance": task.chance,
             "source": task.source,
+            "supervision": task.supervision,
         },
     }
 
@@ -392,4 +412,9 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
         raise SpecError(f"{where}: not valid JSON") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg

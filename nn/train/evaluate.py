@@ -5,8 +5,9 @@
   judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
   task's *evaluation* distribution with a seed per length. Automaton tasks are streamed: the words are continued
   chunk by chunk (``Task.continue_words``) while the model carries its recurrent state, so 2^20 symbols per word never
-  sit in memory at once. The Transformer has no fixed-size state: it is evaluated only at lengths whose attention
-  over the whole prefix fits :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
+  sit in memory at once; a task supervised on the answer only is judged at each word's last position. The
+  Transformer has no fixed-size state: it is evaluated only at lengths whose attention over the whole prefix fits
+  :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
 - :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
   judged at their last judged position (the answer), as accuracy and scaled accuracy.
 - :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
@@ -121,7 +122,8 @@ def accuracy_at_lengths(
 def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator):
     """(right positions, judged positions, right words, judged words) on n words of ``length``."""
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
-    if hasattr(task, "continue_words"):
+    if hasattr(task, "continue_words") and task.prefixes_judged:  # automaton words, read in chunks
+        answer = task.supervision == "answer"  # judged at the word's last position only
         chunk = max(1, _chunk_tokens(model) // n) if recurrent else length
         right = judged = 0
         ok = torch.ones(n, dtype=torch.bool)
@@ -131,10 +133,12 @@ def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: to
             tokens, targets, carry = task.continue_words(n, step, gen, carry, train=False)
             logits, state = _logits(model, tokens, state)
             good = logits.argmax(-1).cpu() == targets
+            done += step
+            if answer:
+                good = good[:, -1:] if done == length else good[:, :0]
             right += int(good.sum())
             judged += good.numel()
             ok &= good.all(dim=1)
-            done += step
         return right, judged, int(ok.sum()), n
     batch = task.sample(n, length, gen, train=False)
     logits, _ = _logits(model, batch.inputs, None)
@@ -193,6 +197,9 @@ def failing_length_of(
     accuracy at every length judged, and ``l_max_cap``: the cap searched)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
+    if not task.prefixes_judged:
+        why = f"{task.name} judges only the answer of a whole word, so prefixes of one word are not words"
+        return {"l_max": None, "l_max_capped": False, "l_max_note": why}
     note = None
     fit_cap = cap
     while _attention_words(model, fit_cap, n_words) < n_words and fit_cap > start:
@@ -378,9 +385,8 @@ def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
     """(model in eval mode, task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
     from fsa2rnn.fsa.errors import SpecError
 
-    from ..tasks import get_task
     from .checkpoint import load_checkpoint, restore
-    from .config import read_run_record
+    from .config import read_run_record, task_of
     from .trainer import CONFIG, MODEL
 
     run = Path(run)
@@ -391,7 +397,7 @@ def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
     model = SequenceModel.from_config(mcfg)
     restore(model, tensors)
     model.eval()
-    return model, get_task(cfg.task), cfg
+    return model, task_of(cfg), cfg
 
 
 def evaluate_run(

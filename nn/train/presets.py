@@ -26,6 +26,7 @@ ARCH_FLAGS = {
     "nfsm_identity": ("nfsm",),
     "nfsm_readout_std": ("nfsm",),
     "short_conv": ("deltanet", "deltaproduct", "mamba"),
+    "delta_form": ("deltanet", "deltaproduct"),
     "arm": ("nfsm",),
     "head_family": ("nfsm",),
     "nu": ("nfsm",),
@@ -108,6 +109,8 @@ PRESETS: dict[str, Preset] = {
             head_dim=16,
             mlp_ratio=0.0,
             short_conv=False,
+            labels="dense",
+            delta_form="plain",
             batch=32,
             steps=1500,
             lr=1e-2,
@@ -125,7 +128,11 @@ PRESETS: dict[str, Preset] = {
             "Small scale: 1 block of width 32 without MLP and without the short convolutions, no weight decay (it "
             "holds β below 2, which length generalization needs), lr 1e-2, 1500 steps of 32 words. With the "
             "convolutions each key depends on the last 4 symbols, and in 1500-2500 steps DeltaNet [-1, 1] learns a "
-            "context-dependent solution that fits 3..40 but drifts (measured: token accuracy 0.986 at 256)."
+            "context-dependent solution that fits 3..40 but drifts (measured: token accuracy 0.986 at 256). "
+            "Labels: the paper judges only the last position (answer-only, the task's default, used at full "
+            "scale); the small scale judges every position (--labels dense), its measured budget being too small "
+            "for one label per word, and keeps the bare DeltaNet (--delta-form plain) its figures were measured "
+            "with; full scale uses fla's layer (output norm, init, no beta bias)."
         ),
     ),
     "grazzi-modarith": Preset(
@@ -139,6 +146,8 @@ PRESETS: dict[str, Preset] = {
             heads=2,
             head_dim=16,
             mlp_ratio=2.0,
+            labels="dense",
+            delta_form="plain",
             batch=32,
             steps=800,
             lr=3e-3,
@@ -148,7 +157,11 @@ PRESETS: dict[str, Preset] = {
             val_every=200,
             cap=1024,
         ),
-        notes="As grazzi-parity with 3 blocks and gradient clipping at 1.0 (App. E.1.1).",
+        notes=(
+            "As grazzi-parity with 3 blocks and gradient clipping at 1.0 (App. E.1.1). Labels: the value after '=' "
+            "only, total lengths odd 3..39 (the authors' harness) at full scale; the small scale judges the running "
+            "value at every position (--labels dense) with the bare DeltaNet (--delta-form plain)."
+        ),
     ),
     "grazzi-s5": Preset(
         name="grazzi-s5",

@@ -30,9 +30,9 @@ from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
 from ..model import SequenceModel
-from ..tasks import Batch, Task, get_task
+from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record
+from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
 from .evaluate import evaluate_run_model
 from .init_from import init_architecture, load_init
@@ -96,7 +96,7 @@ class Prepared:
     """Everything a run needs that can be checked before any file is written or any step is taken."""
 
     def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool) -> None:
-        self.task: Task = get_task(cfg.task)
+        self.task: Task = task_of(cfg)
         cfg = init_architecture(cfg, self.task)  # with --init-from, the compiled model's architecture
         self.cfg, self.out, self.resume = cfg, Path(out), resume
         self.lengths = cfg.train_lengths(self.task)
