@@ -23,6 +23,9 @@ indices as one-hot ``start_logits``, the attractors copied into the last Σ d_i 
 scores a state by α times the number of heads whose index matches its configuration (the right state scores r·α,
 any other at most (r − 1)·α).
 
+**PD-SSM, one layer**: nn/pdssm_from_compiled.py (a dictionary of one matrix per symbol, D = 1, the state copied
+to the classifier).
+
 **What does not map.** Cascade wiring: layer i of a compiled cascade (Householder Theorem 4 with several levels,
 Theorem 6's two layers, stacked NFSMs) reads the row key (x_t, s_0(t−1), …, s_{i−1}(t−1)) — the *decoded*
 discrete states of the layers above at the previous step, looked up in a table of one transition per key. A
@@ -72,6 +75,10 @@ def sequence_model_from_compiled(
         return _householder(model, dtype)
     if model.target == "nfsm":
         return _nfsm(model, dtype)
+    if model.target == "pdssm":  # nn/pdssm_from_compiled.py
+        from .pdssm_from_compiled import pdssm_sequence_model
+
+        return pdssm_sequence_model(model, dtype)
     raise ConstructionError(
         f"target {model.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"

@@ -4,10 +4,11 @@ that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their keyword arguments. Every layer carries a
-state, so :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
-:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
-:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
+``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their
+keyword arguments. Every layer carries a state, so :meth:`SequenceModel.forward` can read a long word in chunks
+(``state=…, return_state=True``) and :meth:`SequenceModel.predictor` plugs a model into
+:func:`fsa2rnn.nn.evaluate.failing_length`. :meth:`SequenceModel.from_compiled` loads compiled weights
+(nn/from_compiled.py).
 """
 
 from __future__ import annotations
@@ -186,8 +187,8 @@ class SequenceModel(nn.Module):
     def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
         """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
         SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
-        DeltaProduct, single-layer NFSM → NFSM; anything else raises ConstructionError saying why). To run a
-        compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
+        DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM; anything else raises ConstructionError saying why).
+        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
         from .from_compiled import sequence_model_from_compiled
 
         return sequence_model_from_compiled(model, dtype=dtype)

@@ -222,6 +222,9 @@ def test_steady_transition_is_the_transition_inside_a_run_of_the_symbol():
         ("lstm", {}),
         ("transformer", {"heads": 2}),
         ("dlr", {"state_size": 4}),
+        ("mamba-minus", {"state_size": 4}),
+        ("aussm", {"state_size": 3}),
+        ("pdssm", {"state_size": 4}),
     ],
 )
 def test_probe_continuations_match_whole_words(layer, args):

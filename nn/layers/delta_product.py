@@ -150,6 +150,9 @@ class DeltaProduct(SequenceLayer):
             a = (eye - beta[:, j, :, None, None] * kj[..., :, None] * kj[..., None, :]) @ a
         return a.reshape(*lead, self.heads, self.head_dim, self.head_dim)
 
+    def state_vector(self, state: State) -> torch.Tensor:
+        return state["S"].reshape(len(state["S"]), -1)
+
 
 class DeltaNet(DeltaProduct):
     """DeltaNet: DeltaProduct with one delta step per token (``n_h=1``)."""

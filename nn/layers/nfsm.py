@@ -205,3 +205,6 @@ class NFSM(SequenceLayer):
         var = (((rows - mean[..., None]) * valid) ** 2).sum(-1) / count
         ratio = torch.sqrt(var + 1e-12) / GUMBEL_STD
         return (F.relu(ratio - 1.0) ** 2).mean(-1)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return torch.nn.functional.one_hot(state["indices"], self.d_max).reshape(len(state["indices"]), -1)

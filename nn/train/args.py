@@ -11,7 +11,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-MODELS = ("deltanet", "deltaproduct", "mamba", "dlr", "nfsm", "lstm", "transformer")
+MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "nfsm", "lstm", "transformer")
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
 or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
@@ -28,7 +28,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--d-model",), dict(type=int, help="Model width (default 64).")),
     (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32) and transformer (4).")),
     (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
-    (("--state-size",), dict(type=int, help="State size per channel of mamba (16) and dlr (64).")),
+    (
+        ("--state-size",),
+        dict(type=int, help="State per channel: mamba, mamba-minus, aussm (16) and dlr (64); pdssm N (d_model)."),
+    ),
     (
         ("--nfsm-heads",),
         dict(

@@ -52,6 +52,8 @@ def _arch_of(net: SequenceModel) -> dict[str, Any]:
         out.update(eig="-1,1", heads=args["heads"], head_dim=args["head_dim"], n_h=args["n_h"], short_conv=False)
     elif c.layer == "nfsm":
         out["nfsm_heads"] = ",".join(str(d) for d in args["heads"])
+    elif c.layer == "pdssm":
+        out["state_size"] = args["state_size"]
     return out
 
 

@@ -20,7 +20,7 @@ ARCH_FLAGS = {
     "n_h": ("deltaproduct",),
     "heads": ("deltanet", "deltaproduct", "transformer"),
     "head_dim": ("deltanet", "deltaproduct"),
-    "state_size": ("mamba", "dlr"),
+    "state_size": ("mamba", "mamba-minus", "aussm", "pdssm", "dlr"),
     "nfsm_heads": ("nfsm",),
     "gumbel": ("nfsm",),
     "nfsm_identity": ("nfsm",),
