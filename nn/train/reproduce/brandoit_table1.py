@@ -171,9 +171,9 @@ class BrandoitTable1(Reproduction):
                 **_NFSM[scale],
             )
         else:
-            cfg.update(model=model, threshold=0.9, **_BASELINE[scale])
-            if model == "mamba":
-                cfg["eig"] = "-1,1"
+            # the Mamba⁻ column is the authors' block (layer mamba-minus: no convolution, a ↦ 2a − 1)
+            layer = "mamba-minus" if model == "mamba" else model
+            cfg.update(model=layer, threshold=0.9, **_BASELINE[scale])
         return cfg
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
