@@ -46,7 +46,7 @@ def compare_command(
     from fsa2rnn.compiler.model import CompiledModel
     from fsa2rnn.fsa.errors import SpecError
     from fsa2rnn.fsa.library import resolve_spec
-    from fsa2rnn.nn.train.evaluate import load_run
+    from fsa2rnn.nn.train import load_run
     from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra
     from fsa2rnn.realize.moore import spec_target
 

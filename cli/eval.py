@@ -40,7 +40,7 @@ def eval_command(
 ) -> None:
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
-    from fsa2rnn.nn.train.evaluate import evaluate_run
+    from fsa2rnn.nn.train import evaluate_run
 
     out = evaluate_run(run, lengths=_lengths(lengths), lmax=lmax, cap=cap, samples=samples, threshold=threshold)
     if as_json:

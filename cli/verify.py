@@ -85,8 +85,10 @@ def verify_command(
         explicit = click.get_current_context().get_parameter_source("perturbation").name == "COMMANDLINE"
         if explicit and perturbation == "adversarial":
             raise SpecError("a trained model has no code points to aim an adversarial perturbation at: use random")
-        report = verify_run(model_path, spec=spec, eta=eta, perturbation_kind="random", dtype=dtype, length=length,
-                            n_words=n_words, seed=seed, lmax=lmax, cap=cap)  # fmt: skip
+        from fsa2rnn.nn.train import load_run
+
+        report = verify_run(model_path, load_run(model_path), spec=spec, eta=eta, perturbation_kind="random",
+                            dtype=dtype, length=length, n_words=n_words, seed=seed, lmax=lmax, cap=cap)  # fmt: skip
         echo_json(report) if as_json else echo_report(report)
         if not report["ok"]:
             raise SystemExit(1)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
+from fsa2rnn.nn.train import load_run
 from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.evaluate import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.compare import compare, plot_spectra
 
@@ -166,9 +166,9 @@ def init_from(out: Path, noise: float) -> dict:
     """Part 3: training from the compiled S5 model, as is and with noise."""
     from fsa2rnn.compiler import compile_householder
     from fsa2rnn.fsa import resolve_spec
+    from fsa2rnn.nn.metrics import accuracy_at_lengths
     from fsa2rnn.nn.model import SequenceModel
     from fsa2rnn.nn.tasks import get_task
-    from fsa2rnn.nn.train.evaluate import accuracy_at_lengths
     from fsa2rnn.nn.train.init_from import init_architecture, init_model_config, load_init
 
     print("\n== 3. training from the compiled S5 model (--init-from)")

@@ -24,6 +24,7 @@ import torch
 from fsa2rnn.fsa.errors import SpecError
 
 from ..model import ModelConfig, SequenceModel
+from .runfiles import stream_seed
 
 #: TrainConfig fields the compiled model determines
 ARCH_FIELDS = ("model", "eig", "n_h", "layers", "d_model", "heads", "head_dim", "state_size", "nfsm_heads",
@@ -124,8 +125,6 @@ def load_init(model: SequenceModel, cfg: Any, task: Any) -> None:
             w = w[cls]
         value.copy_(w.to(value.dtype))
     if cfg.init_noise > 0:
-        from .trainer import stream_seed
-
         gen = torch.Generator(device="cpu").manual_seed(stream_seed(cfg.seed, _NOISE_STREAM))
         for p in model.parameters():
             p.add_(cfg.init_noise * torch.randn(p.shape, generator=gen, dtype=p.dtype).to(p.device))

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -32,22 +31,14 @@ from fsa2rnn.fsa.io import atomic_write_text
 from ..model import SequenceModel
 from ..tasks import Batch, Task, get_task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, model_config, read_run_record, run_record
+from .config import TrainConfig, model_config, run_record
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
-from .evaluate import evaluate_run_model
+from .evaluation import evaluate_run_model
 from .init_from import init_architecture, load_init
-
-CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"
-RUN_FILES = (CONFIG, MODEL, METRICS)
-_DATA, _NOISE, _VAL = 1, 2, 3  # seed streams
-
-
-def stream_seed(seed: int, stream: int, step: int = 0) -> int:
-    return int(np.random.SeedSequence([abs(int(seed)), stream, step]).generate_state(1, np.uint64)[0] >> 1)
-
-
-def holds_run(out: Path) -> bool:
-    return out.is_dir() and any((out / f).exists() for f in RUN_FILES)
+from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, holds_run, read_metrics, read_run_record, stream_seed
+from .runfiles import DATA as _DATA
+from .runfiles import NOISE as _NOISE
+from .runfiles import VAL as _VAL
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -351,21 +342,6 @@ class _Trainer:
         barrier(self.world)
         self.model.eval()
         return {"model": self.model, "step": self.step, "last": self.last, "stopped_early": self.stopped_early}
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("step"), int):
-            out.append(rec)
-    return out
 
 
 def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
