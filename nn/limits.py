@@ -73,12 +73,14 @@ class Bound:
 
 
 def _num(v: float) -> str:
-    v = float(v)
-    if v.is_integer() and abs(v) >= 2**10 and (int(v) & (int(v) - 1)) == 0:
-        return f"2^{int(v).bit_length() - 1}"
-    if v.is_integer() and abs(v) == MAX_SEED:
+    if v == MAX_SEED:
         return "2^63 − 1"
-    return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
+    if float(v).is_integer():
+        n = int(v)
+        if n >= 2**10 and n & (n - 1) == 0:
+            return f"2^{n.bit_length() - 1}"
+        return f"{n:,}"
+    return f"{v:g}"
 
 
 _POS = dict(lo=1)
@@ -113,9 +115,9 @@ LIMITS: dict[str, Bound] = {
     "early_stop": Bound(int, 0, 10**9, why="validations in a row; 0: off"),
     "val_samples": Bound(int, 1, 2**16, why="held-out words per validation"),
     # ---------------------------------------------------------------- evaluation (train, eval, compare, verify)
-    "length": Bound(int, 1, MAX_LENGTH, why="the longest word any evaluation reads (the Brandoit protocol's 2^20)"),
+    "length": Bound(int, 1, MAX_LENGTH, why="the longest word any evaluation reads, the Brandoit protocol's 2^20"),
     "samples": Bound(int, 1, 2**16, why="words per evaluation length and per L_max step"),
-    "cap": Bound(int, 1, MAX_LENGTH, why="the longest length an L_max search tries (2^20, Brandoit's protocol)"),
+    "cap": Bound(int, 1, MAX_LENGTH, why="the longest length an L_max search tries, the Brandoit protocol's 2^20"),
     "threshold": Bound(float, 0, 1, lo_open=True, why="a sequence accuracy"),
     "words": Bound(int, 1, 10**5, why="sampled words; words × length ≤ 2^24 tokens"),
     "eta": Bound(float, 0, 1e3, why="η beyond 10^3 exceeds every code point's radius: nothing is robust"),
@@ -234,6 +236,17 @@ def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------------------- products
+def default_train_max(task: str) -> int:
+    """The longest training word of a task's default training lengths, without building the task (no torch):
+    the DLR tasks 256, Brandoit's tracking of shuffled objects 20, Brandoit's other tasks 64, every other task and
+    SPEC 40 (tests/test_hostile_inputs.py checks this against every named task)."""
+    if task.startswith("dlr:"):
+        return 256
+    if task.startswith("brandoit:TSO"):
+        return 20
+    return 64 if task.startswith("brandoit:") else 40
+
+
 def estimated_parameters(f: Mapping[str, Any]) -> int:
     """An upper estimate of a training run's parameters from its flags (resolved TrainConfig fields): per block
     d² (4 + 2·mlp_ratio) for projections and MLP, 4·d·heads·head_dim for the keys, values, queries and gates of a
@@ -269,6 +282,8 @@ def check_train(f: Mapping[str, Any], train_max: int | None = None) -> None:
         )
     if f.get("train_length"):
         train_max = parse_range(f["train_length"], "--train-length")[1]
+    elif train_max is None and f.get("task"):
+        train_max = default_train_max(str(f["task"]))
     batch = int(f.get("batch") or 64)
     d, layers = int(f.get("d_model") or 64), int(f.get("layers") or 1)
     if train_max is not None:
@@ -329,6 +344,7 @@ __all__ = [
     "check_train",
     "check_words_length",
     "checked",
+    "default_train_max",
     "estimated_parameters",
     "limit_help",
     "limits_table",

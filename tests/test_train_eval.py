@@ -1,6 +1,7 @@
 """Evaluation of trained models (nn/metrics.py, nn/train/evaluation.py) and `fsa2rnn eval`, against independent
-references: compiled NFSMs (exact by construction) and one with a broken table entry, chunked streaming against whole-word prediction,
-the R² formula, the Transformer's memory limit; and ModelConfig's ``input_dim`` (real-valued inputs)."""
+references: compiled NFSMs (exact by construction) and one with a broken table entry, chunked streaming against
+whole-word prediction, the R² formula, the Transformer's memory limit; and ModelConfig's ``input_dim`` (real-valued
+inputs)."""
 
 from __future__ import annotations
 

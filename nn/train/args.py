@@ -20,7 +20,9 @@ or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
 
 Writes RUN/config.json, RUN/model.safetensors (the last checkpoint), RUN/metrics.jsonl, RUN/eval.json and
 RUN/curves.png; with --seeds, one run per seed in RUN/seed-S and RUN/summary.json. TASK may be left out with
---preset (the preset's task)."""
+--preset (the preset's task). Ctrl-C writes a checkpoint at the current step; `fsa2rnn train --out RUN --resume`
+continues it exactly (the stored settings are used; a flag that disagrees with them is refused). Every numeric
+option is checked against its stated limit (in brackets; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--model",), dict(help=f"Architecture: {'|'.join(MODELS)} (default deltanet).")),
@@ -69,8 +71,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
     (("--device",), dict(help="cpu or cuda (default cpu).")),
     (("--nproc",), dict(type=int, help="Data-parallel processes: launches torchrun --nproc-per-node N.")),
-    (("--init-from",), dict(type=click.Path(dir_okay=False), help="Start from a compiled model's weights "
-                            "(single-layer Householder or NFSM; its architecture, so no architecture flags).")),
+    (
+        ("--init-from",),
+        dict(
+            type=click.Path(dir_okay=False),
+            help="Start from a compiled model's weights "
+            "(single-layer Householder or NFSM; its architecture, so no architecture flags).",
+        ),
+    ),
     (("--init-noise",), dict(type=float, help="With --init-from: add σ·N(0, 1) to every weight (default 0).")),
     (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
     (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
@@ -87,6 +95,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--cap",), dict(type=int, help=f"Longest length the L_max search tries (default {DEFAULT_CAP}).")),
     (("--threshold",), dict(type=float, help="Sequence accuracy below which a length fails (default 1.0).")),
     (("--json", "as_json"), dict(is_flag=True, default=False, help="Print one JSON object.")),
+    (
+        ("--quiet",),
+        dict(
+            is_flag=True,
+            default=None,
+            help="No progress on stderr (shown by default; on a terminal a bar, else a line every 30 s).",
+        ),
+    ),
 ]
 
 

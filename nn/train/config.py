@@ -25,7 +25,7 @@ from ..limits import DEFAULT_CAP, LIMITS, check, check_train, parse_lengths, par
 from ..model import ModelConfig
 from ..tasks import Task, parse_length_range
 from .presets import ARCH_FLAGS
-from .runfiles import RUN_FORMAT
+from .runfiles import RESUMABLE, RUN_FORMAT
 
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
 LOSSES = ("uniform", "first-error")
@@ -34,8 +34,6 @@ EIG = {
     "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
 }
 EIG_KEY = {"deltanet": "beta_range", "deltaproduct": "beta_range", "mamba": "eig_range"}
-#: fields that may differ between a run and its --resume (they do not change what is computed)
-RESUMABLE = ("device", "progress", "nproc")
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -16,37 +17,25 @@ import click
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
+from .. import limits
+from . import runfiles
 from .presets import get_preset
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet")
+#: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
+EXIT_INTERRUPTED = 130
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``42,43,44`` or ``42..46`` → the list of seeds."""
-    try:
-        if ".." in text:
-            lo, hi = (int(v) for v in text.split(".."))
-            seeds = list(range(lo, hi + 1))
-        else:
-            seeds = [int(v) for v in text.split(",")]
-    except ValueError:
-        seeds = []
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise SpecError(f"--seeds must be distinct integers, e.g. 42,43,44 or 42..46; got {text!r}")
-    return seeds
-
-
-def parse_int_list(text: str, what: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise SpecError(f"{what} must be comma-separated integers, got {text!r}") from None
+    """``42,43,44`` or ``42..46`` → the list of seeds (fsa2rnn.nn.limits: 64-bit, at most 1000)."""
+    return limits.parse_seeds(text)
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
-    """The TrainConfig fields (preset filled in under the user's flags) and the list of seeds (or None)."""
+    """The TrainConfig fields (preset filled in under the user's flags) and the list of seeds (or None). Torch-free:
+    every stated limit that the flags alone decide is checked here, before torch is imported."""
     given = {k: v for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     fields: dict[str, Any] = {}
     if given.get("preset"):
@@ -54,16 +43,17 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
     elif given.get("scale"):
         raise SpecError("--scale needs a --preset")
     fields.update(given)
-    if not fields.get("task"):
+    if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
     if isinstance(fields.get("eval_lengths"), str):
-        fields["eval_lengths"] = parse_int_list(fields["eval_lengths"], "--eval-lengths")
+        fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
     seeds = None
     if params.get("seeds"):
         if params.get("seed") is not None:
             raise SpecError("give --seed or --seeds, not both")
         seeds = parse_seeds(params["seeds"])
-    fields["progress"] = sys.stderr.isatty()
+    fields["progress"] = not params.get("quiet")
+    limits.check_train(fields)
     return fields, seeds
 
 
@@ -75,25 +65,99 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
     return TrainConfig(**fields)
 
 
+def check_out(raw: str, *, resume: bool, seeds: list[int] | None) -> Path:
+    """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
+    a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
+    it; ``--resume`` refuses it)."""
+    if raw == "":
+        raise SpecError("--out is empty: give the run directory RUN")
+    out = Path(raw)
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {raw!r} exists and is not a directory")
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SpecError(f"--out {raw!r}: {str(anc)!r} is a file, not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise SpecError(f"--out {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    runs = [out / f"seed-{s}" for s in seeds] if seeds else [out]
+    if out.is_dir() and not resume:
+        ours = set(runfiles.ALL_RUN_FILES) | ({SUMMARY} | {r.name for r in runs} if seeds else set())
+        other = sorted(p.name for p in out.iterdir() if p.name not in ours)
+        if other:
+            raise SpecError(f"--out {raw!r} holds other files ({', '.join(other[:3])}{', …' * (len(other) > 3)}), "
+                            "not a training run: choose a new or empty directory")  # fmt: skip
+        for r in runs:
+            if runfiles.has_checkpoint(r):
+                raise SpecError(f"{str(r)!r} holds a training run; pass --resume to continue it")
+    if resume and not any(runfiles.has_checkpoint(r) for r in runs):
+        what = "does not exist" if not out.exists() else "holds no checkpoint (the run never reached one)"
+        raise SpecError(f"--resume: {raw!r} {what}; start the run without --resume")
+    return out
+
+
+def resumed_fields(fields: dict[str, Any], given: dict[str, Any], run: Path) -> dict[str, Any]:
+    """The fields of a run being resumed: its stored settings; a flag given now that disagrees with them is refused,
+    naming it (``device``, ``nproc`` and the progress bar may change)."""
+    from .runfiles import RESUMABLE
+
+    stored = runfiles.read_run_fields(run)
+    for name, value in given.items():
+        if name in RESUMABLE or name in _NOT_CONFIG or name not in stored:
+            continue
+        want = fields.get(name, value)
+        if stored[name] != want:
+            flag = "TASK" if name == "task" else "--" + name.replace("_", "-")
+            raise SpecError(f"--resume: {str(run)!r} was started with {flag} {_flag_value(stored[name])}, "
+                            f"not {_flag_value(want)}")  # fmt: skip
+    return {**stored, **{k: fields[k] for k in RESUMABLE if k in fields}}
+
+
+def _flag_value(v: Any) -> str:
+    return ",".join(str(x) for x in v) if isinstance(v, list) else str(v)
+
+
 def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
     """The body of ``fsa2rnn train`` (and of its torchrun workers)."""
+    fields, seeds = resolve(params)
+    resume = bool(params.get("resume"))
+    out = check_out(str(params["out"]), resume=resume, seeds=seeds)
+    given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
+    runs = [(s, out / f"seed-{s}") for s in seeds] if seeds else [(fields.get("seed", 42), out)]
+    per_run = []
+    for s, path in runs:
+        f = {**fields, "seed": s}
+        if resume and runfiles.has_checkpoint(path):
+            f = resumed_fields(f, {k: f[k] for k in given | ({"seed"} if seeds else set()) if k in f}, path)
+        per_run.append((f, path))
+
     from .config import TrainConfig
     from .distributed import launched_by_torchrun
-    from .trainer import Prepared, train
+    from .trainer import Interrupted, Prepared, train
 
-    fields, seeds = resolve(params)
-    out, resume = Path(params["out"]), bool(params.get("resume"))
     nproc = fields.get("nproc") or 1
     under_torchrun = launched_by_torchrun()
-    if under_torchrun:
-        fields["nproc"] = int(os.environ["WORLD_SIZE"])
-    runs = [(s, out / f"seed-{s}") for s in seeds] if seeds else [(fields.get("seed", 42), out)]
-    configs = [(TrainConfig(**{**fields, "seed": s}), path) for s, path in runs]
+    configs = []
+    for f, path in per_run:
+        if under_torchrun:
+            f = {**f, "nproc": int(os.environ["WORLD_SIZE"])}
+        configs.append((TrainConfig(**f), path))
     for cfg, path in configs:  # every bad input is refused before any run starts
-        Prepared(cfg, path, resume=resume)
+        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
     if nproc > 1 and not under_torchrun:
         sys.exit(launch(nproc, launch_args))
-    results = [train(cfg, path, resume=resume) for cfg, path in configs]
+    results = []
+    try:
+        for cfg, path in configs:
+            results.append(train(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given))
+    except Interrupted as stop:
+        if stop.main:
+            again = f"fsa2rnn train --out {shlex.quote(str(out))} --resume" + (
+                f" --seeds {params['seeds']}" if seeds else ""
+            )
+            click.echo(f"interrupted: {stop}; continue with: {again}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if results[0] is None:  # not rank 0
         return
     if seeds:

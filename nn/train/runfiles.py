@@ -23,6 +23,8 @@ CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metr
 RUN_FILES = (CONFIG, MODEL, METRICS)
 #: every file a run writes (a directory holding only these is a run; anything else is not ours to replace)
 ALL_RUN_FILES = (CONFIG, MODEL, METRICS, EVAL, CURVES)
+#: TrainConfig fields that may differ between a run and its --resume (they do not change what is computed)
+RESUMABLE = ("device", "progress", "nproc")
 #: the seed streams of a run: training batches, the noise of a step (Gumbel, dropout), validation words
 DATA, NOISE, VAL = 1, 2, 3
 
@@ -125,6 +127,7 @@ __all__ = [
     "METRICS",
     "MODEL",
     "RUN_FILES",
+    "RESUMABLE",
     "RUN_FORMAT",
     "check_run_dir",
     "holds_run",
