@@ -73,9 +73,10 @@ def _logits(model: SequenceModel, inputs: torch.Tensor, state: Any) -> tuple[tor
 
 
 def accuracy_at_lengths(
-    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0
+    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0, progress: Any = None
 ) -> dict[str, Any]:
-    """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring)."""
+    """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring).
+    ``progress``: a bar (fsa2rnn.fsa.progress) advanced by one per length."""
     if task.kind == "regression":
         raise ValueError("accuracy_at_lengths: a regression task has no accuracy (use regression_scores)")
     out: dict[str, Any] = {
@@ -111,6 +112,8 @@ def accuracy_at_lengths(
             out["sequence_accuracy"].append(words_right / max(words, 1))
             out["scaled_accuracy"].append(scaled(tok, task.chance))
             out["samples"].append(n)
+            if progress is not None:
+                progress.update(1)
     finally:
         model.train(was)
     return out
@@ -183,8 +186,10 @@ def failing_length_of(
     n_words: int = 512,
     threshold: float = 1.0,
     seed: int = 0,
+    progress: Any = None,
 ) -> dict[str, Any]:
-    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words."""
+    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words.
+    ``progress``: a bar advanced by the symbols read (at most ``n_words × cap``)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
     note = None
@@ -195,8 +200,13 @@ def failing_length_of(
         note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
+    predict = model.predictor()
+    if progress is not None:
+        from fsa2rnn.fsa.progress import counting
+
+        predict = counting(predict, progress)
     l_max, capped = failing_length(
-        model.predictor(),
+        predict,
         task.word_source(),
         start=start,
         cap=max(fit_cap, start),

@@ -30,16 +30,12 @@ def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths
         ev["r2"] = [r["r2"] for r in ev["regression"]]
         return ev
     lengths = cfg.eval_lengths or default_lengths(train_max)
-    ev.update(accuracy_at_lengths(model, task, lengths, samples=cfg.samples))
+    ev.update(_accuracies(model, task, lengths, cfg.samples, cfg.progress))
     if cfg.eval_range:
         lo, hi = (int(v) for v in cfg.eval_range.split(".."))
         ev["range"] = range_accuracy(model, task, lo, hi, samples=cfg.samples)
     if cfg.lmax:
-        ev.update(
-            failing_length_of(
-                model, task, start=train_max, cap=max(cfg.cap, train_max), n_words=cfg.samples, threshold=cfg.threshold
-            )
-        )
+        ev.update(_lmax(model, task, train_max, max(cfg.cap, train_max), cfg.samples, cfg.threshold, cfg.progress))
         ev["l_max_search"] = {
             "start": train_max,
             "cap": max(cfg.cap, train_max),
@@ -73,15 +69,30 @@ def evaluate_run(
             "l_max_capped": False,
         }
     lengths = lengths or cfg.eval_lengths or default_lengths(train_max)
-    out = accuracy_at_lengths(model, task, lengths, samples=samples)
+    out = _accuracies(model, task, lengths, samples, True)
     if lmax:
-        out.update(
-            failing_length_of(
-                model, task, start=train_max, cap=max(cap, train_max), n_words=samples, threshold=threshold
-            )
-        )
+        out.update(_lmax(model, task, train_max, max(cap, train_max), samples, threshold, True))
     else:
         out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
     if model.config.layer == "nfsm":
         out["exact"] = nfsm_tables_exact(model, task)
     return out
+
+
+def _accuracies(model: SequenceModel, task: Task, lengths: list[int], samples: int, show: bool) -> dict[str, Any]:
+    """accuracy_at_lengths with a progress bar over the lengths (fsa2rnn.fsa.progress; off with --quiet)."""
+    from fsa2rnn.fsa import progress
+
+    with progress.bar(len(lengths), "eval: lengths", unit="length", disable=not show or progress.quiet()) as bar:
+        return accuracy_at_lengths(model, task, lengths, samples=samples, progress=bar)
+
+
+def _lmax(
+    model: SequenceModel, task: Task, start: int, cap: int, samples: int, threshold: float, show: bool
+) -> dict[str, Any]:
+    """failing_length_of with a progress bar over the symbols read (at most samples × cap)."""
+    from fsa2rnn.fsa import progress
+
+    total = samples * cap
+    with progress.bar(total, "L_max search", unit="sym", unit_scale=True, disable=not show or progress.quiet()) as bar:
+        return failing_length_of(model, task, start=start, cap=cap, n_words=samples, threshold=threshold, progress=bar)

@@ -94,9 +94,9 @@ def check_run_dir(run: str | Path) -> Path:
         raise SpecError("RUN is empty: give a training run's directory")
     path = Path(raw)
     if not path.exists():
-        raise SpecError(f"{raw!r} does not exist (RUN is the --out directory of `fsa2rnn train`)")
+        raise SpecError(f"{raw!r} is not a training run: it does not exist (RUN is `fsa2rnn train`'s --out)")
     if not path.is_dir():
-        raise SpecError(f"{raw!r} is a file, not a training run's directory")
+        raise SpecError(f"{raw!r} is not a training run: it is a file (RUN is `fsa2rnn train`'s --out directory)")
     if not (path / CONFIG).is_file():
         raise SpecError(f"{raw!r} is not a training run (no {CONFIG})")
     if not has_checkpoint(path):
