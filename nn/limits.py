@@ -120,7 +120,7 @@ LIMITS: dict[str, Bound] = {
     "cap": Bound(int, 1, MAX_LENGTH, why="the longest length an L_max search tries, the Brandoit protocol's 2^20"),
     "threshold": Bound(float, 0, 1, lo_open=True, why="a sequence accuracy"),
     "words": Bound(int, 1, 10**5, why="sampled words; words × length ≤ 2^24 tokens"),
-    "eta": Bound(float, 0, 1e3, why="η beyond 10^3 exceeds every code point's radius: nothing is robust"),
+    "eta": Bound(float, 0, 1e3, why="a perturbation per step; beyond 10^3 it dwarfs every model's O(1) states"),
 }
 
 

@@ -51,7 +51,8 @@ def read_run_fields(run: Path) -> dict[str, Any]:
     except OSError as exc:
         raise SpecError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise SpecError(f"{str(path)!r}: not valid JSON") from None
+        empty = path.is_file() and not path.read_bytes().strip()
+        raise SpecError(f"{str(path)!r}: {'the file is empty' if empty else 'not valid JSON'}") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT or not isinstance(data.get("train"), dict):
         raise SpecError(f"{str(path)!r}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
     return data["train"]
@@ -65,7 +66,7 @@ def read_run_record(text: str, where: str) -> tuple[Any, Any]:
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
-        raise SpecError(f"{where}: not valid JSON") from None
+        raise SpecError(f"{where}: {'the file is empty' if not text.strip() else 'not valid JSON'}") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
     return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
