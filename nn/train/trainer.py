@@ -431,9 +431,9 @@ def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
         result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
     ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)
     atomic_write_text(out / EVAL, json.dumps(ev, indent=1))
-    from .plots import plot_curves
+    from .plots import plot_curves, run_title
 
-    plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=f"{cfg.task} · {cfg.model} · seed {cfg.seed}")
+    plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=run_title(cfg))
     last = result["last"]
     summary = {
         "run": os.fspath(out),
