@@ -84,7 +84,7 @@ def _num(v: float) -> str:
 
 
 _POS = dict(lo=1)
-_STEPS = "steps are counted in 64-bit integers; 10^9 steps is years of training"
+_STEPS = "a step count; 10^9 steps is beyond any run"
 LIMITS: dict[str, Bound] = {
     # ---------------------------------------------------------------- architecture (train)
     "layers": Bound(int, 1, 64, why="blocks of the model"),

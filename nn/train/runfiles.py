@@ -102,6 +102,7 @@ def check_run_dir(run: str | Path) -> Path:
         raise SpecError(f"{raw!r} is not a training run (no {CONFIG})")
     if not has_checkpoint(path):
         raise SpecError(f"{raw!r} holds no checkpoint (the run never reached one)")
+    read_run_fields(path)  # an unreadable config.json is refused here, before torch
     return path
 
 
