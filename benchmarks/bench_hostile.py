@@ -44,7 +44,7 @@ def _train(*flags: str) -> tuple[str, ...]:
 
 CASES = (
     Case("train --seed 10^23", _train("--seed", "99999999999999999999999"), "'--seed'"),
-    Case("train --seed -1", _train("--seed", "-1"), "'--seed': -1 is outside [0, 2^63 − 1]"),
+    Case("train --seed -1", _train("--seed", "-1"), "'--seed': -1 is outside its limit [0, 2^63 − 1]"),
     Case("train --train-length 10^12..10^12", _train("--train-length", f"{BIG}..{BIG}"), "--train-length"),
     Case("train --batch 10^12", _train("--batch", BIG), "'--batch'"),
     Case("train --batch 2^16 (tokens per step)", _train("--batch", "65536"), "tokens per step"),
@@ -62,7 +62,7 @@ CASES = (
     Case("train --samples 10^12", _train("--samples", BIG), "'--samples'"),
     Case("train --cap 10^12", _train("--cap", BIG), "'--cap'"),
     Case("train --lr inf", _train("--lr", "inf"), "'--lr': must be a finite number"),
-    Case("train --lr 0", _train("--lr", "0"), "'--lr': 0.0 is outside (0, 10]"),
+    Case("train --lr 0", _train("--lr", "0"), "'--lr': 0.0 is outside its limit (0, 10]"),
     Case("train --threshold nan", _train("--threshold", "nan"), "'--threshold'"),
     Case("train --dropout 1", _train("--dropout", "1"), "'--dropout'"),
     Case("train --steps 10^12", _train("--steps", BIG), "'--steps'"),

@@ -145,12 +145,12 @@ def check(name: str, value: Any, option: str | None = None) -> Any:
         what = "an integer" if bound.kind is int else "a number"
         raise SpecError(f"{option} must be {what}, got {value!r}") from None
     if bound.kind is float and not math.isfinite(v):
-        raise SpecError(f"{option} must be a finite number in {bound.text()}, got {value}")
+        raise SpecError(f"{option} must be a finite number within its limit {bound.text()}, got {value}")
     low = bound.lo is not None and (v <= bound.lo if bound.lo_open else v < bound.lo)
     high = bound.hi is not None and (v >= bound.hi if bound.hi_open else v > bound.hi)
     if low or high:
         cls = LimitExceededError if high else SpecError
-        raise cls(f"{option} {_show(v)} is outside {bound.text()} ({bound.why})")
+        raise cls(f"{option} {_show(v)} is outside its limit {bound.text()} ({bound.why})")
     return v
 
 

@@ -395,10 +395,10 @@ def test_nfsm_init_options_reach_the_layer_and_draw_last():
     [
         ("brandoit:S3", dict(nfsm_heads="auto:0"), "auto:K takes an integer K"),
         ("brandoit:S3", dict(nfsm_heads="auto:x"), "auto:K takes an integer K"),
-        ("brandoit:S3", dict(gumbel=-1.0), r"--gumbel -1.0 is outside \[0, 1,000\]"),
+        ("brandoit:S3", dict(gumbel=-1.0), r"--gumbel -1.0 is outside its limit \[0, 1,000\]"),
         ("brandoit:Z16", dict(nfsm_identity=float("inf")), "--nfsm-identity must be a finite number"),
-        ("brandoit:Z16", dict(nfsm_readout_std=0.0), r"--nfsm-readout-std 0.0 is outside \(0, 1,000\]"),
-        ("brandoit:Z16", dict(nfsm_readout_std=-1.0), r"--nfsm-readout-std -1.0 is outside \(0, 1,000\]"),
+        ("brandoit:Z16", dict(nfsm_readout_std=0.0), r"--nfsm-readout-std 0.0 is outside its limit \(0, 1,000\]"),
+        ("brandoit:Z16", dict(nfsm_readout_std=-1.0), r"--nfsm-readout-std -1.0 is outside its limit \(0, 1,000\]"),
     ],
 )
 def test_bad_nfsm_settings_are_refused(task, bad, match):

@@ -120,8 +120,6 @@ class Prepared:
             raise SpecError(f"--out {str(self.out)!r} exists and is not a directory")
         self.header: dict[str, Any] | None = None
         self.tensors: dict[str, torch.Tensor] | None = None
-        if resume and not has_checkpoint(self.out):
-            raise SpecError(f"--resume: {str(self.out)!r} holds no checkpoint to continue")
         if has_checkpoint(self.out):
             if not resume:
                 raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
