@@ -3,9 +3,11 @@ the seeds' summary, or launch itself under torchrun for ``--nproc N``; and print
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -153,11 +155,13 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
             results.append(train(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given))
     except Interrupted as stop:
         if stop.main:
-            again = f"fsa2rnn train --out {shlex.quote(str(out))} --resume" + (
-                f" --seeds {params['seeds']}" if seeds else ""
+            again = (
+                f"fsa2rnn train --out {shlex.quote(str(out))} --resume"
+                + (f" --seeds {params['seeds']}" if seeds else "")
+                + (f" --nproc {configs[0][0].nproc}" if configs[0][0].nproc > 1 else "")
             )
             click.echo(f"interrupted: {stop}; continue with: {again}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(0 if under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
     if results[0] is None:  # not rank 0
         return
     if seeds:
@@ -182,7 +186,36 @@ def launch(nproc: int, args: list[str]) -> int:
         *args,
     ]
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    return subprocess.call(cmd, env=env)
+    # torchrun runs in a session of its own, so that Ctrl-C reaches this process alone (torchrun would kill its
+    # workers at once); this process passes it on to the workers, which finish the step, checkpoint, let rank 0 say
+    # how to resume and exit 0; this process then exits with the interrupted status
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    interrupted: list[bool] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        interrupted.append(True)
+        workers = _children(proc.pid)
+        for pid in workers:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGINT)
+        if not workers:
+            proc.terminate()
+
+    previous = signal.signal(signal.SIGINT, forward)
+    try:
+        rc = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return EXIT_INTERRUPTED if interrupted else rc
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux: /proc/PID/task/*/children); [] where that cannot be read."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError, ValueError):
+            out += [int(c) for c in (task / "children").read_text().split()]
+    return out
 
 
 def learned(result: dict[str, Any], threshold: float) -> bool:
