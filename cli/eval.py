@@ -10,7 +10,9 @@ from .options import cap_option, limited, quiet_option, samples_option
 
 @click.command("eval")
 @click.argument("run", metavar="RUN", type=click.Path())
-@click.option("--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's) [each in [1, 2^20], ≤ 64].")
+@click.option(
+    "--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's). Limit: each in [1, 2^20], at most 64."
+)
 @click.option("--lmax", is_flag=True, help="Also search the failing length L_max.")
 @cap_option
 @samples_option

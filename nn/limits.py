@@ -180,8 +180,8 @@ def checked(name: str) -> Checked:
 
 
 def limit_help(name: str) -> str:
-    """`` [limit: …]``: the accepted range for an option's --help."""
-    return f" [{LIMITS[name].text()}]"
+    """`` Limit: […].``: the accepted range for an option's --help."""
+    return f" Limit: {LIMITS[name].text()}."
 
 
 # ---------------------------------------------------------------------------------------------------- lists

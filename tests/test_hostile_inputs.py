@@ -219,3 +219,57 @@ def test_init_from_refuses_a_given_flag_even_at_its_default(tmp_path):
                                     "--out", str(tmp_path / "r")])  # fmt: skip
     assert res.exit_code == 2 and "--d-model 64 conflicts with --init-from" in res.stderr
     assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------------------------------------- structure
+def _module_imports(path: Path) -> set[str]:
+    """The fsa2rnn.nn.train modules a module imports at load (top-level statements only; relative resolved)."""
+    import ast
+
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module:
+                out.add(node.module.split(".")[0])
+            elif node.level == 1:
+                out |= {a.name for a in node.names}
+            elif node.level == 0 and (node.module or "").startswith("fsa2rnn.nn.train."):
+                out.add(node.module.split(".")[3])
+    return out
+
+
+def test_trainer_has_a_leaf_run_files_module_and_no_import_cycle():
+    folder = ROOT / "nn" / "train"
+    graph = {p.stem: _module_imports(p) & {q.stem for q in folder.glob("*.py")} for p in folder.glob("*.py")}
+    assert graph["runfiles"] == set()  # the leaf: run files, seed streams, load_run
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            assert state.get(nxt) != 1, f"import cycle: {' → '.join([*path, node, nxt])}"
+            if nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [])
+    # realize never imports the trainer (anywhere in a module, at load or in a function)
+    import ast
+
+    for path in (ROOT / "realize").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.level == 0 else []
+                assert not (node.level >= 2 and (node.module or "").startswith("nn.train")), path
+            assert not any(n.startswith("fsa2rnn.nn.train") for n in names), (path, names)
+
+
+def test_moved_public_names_still_import():
+    import fsa2rnn.nn.train as T
+
+    for name in ("load_run", "evaluate_run", "accuracy_at_lengths", "failing_length_of", "nfsm_tables_exact",
+                 "read_run_record", "stream_seed", "TrainConfig", "train"):  # fmt: skip
+        assert callable(getattr(T, name)) or isinstance(getattr(T, name), type), name

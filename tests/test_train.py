@@ -304,7 +304,8 @@ def test_corrupted_checkpoint_is_refused_and_left_alone(tmp_path):
         assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "corrupted" in res.stderr, res.output
     ckpt.write_bytes(b"not a safetensors file")
     res = _train([*args, "--resume"])
-    assert res.exit_code == 2 and res.stderr.startswith("error: checkpoint") and "is not a safetensors file" in res.stderr
+    assert res.exit_code == 2 and res.stderr.startswith("error: checkpoint")
+    assert "is not a safetensors file" in res.stderr
     before["model.safetensors"] = b"not a safetensors file"
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 

@@ -22,7 +22,7 @@ Writes RUN/config.json, RUN/model.safetensors (the last checkpoint), RUN/metrics
 RUN/curves.png; with --seeds, one run per seed in RUN/seed-S and RUN/summary.json. TASK may be left out with
 --preset (the preset's task). Ctrl-C writes a checkpoint at the current step; `fsa2rnn train --out RUN --resume`
 continues it exactly (the stored settings are used; a flag that disagrees with them is refused). Every numeric
-option is checked against its stated limit (in brackets; docs/limits.md) before any work."""
+option is checked against its stated limit (its Limit below; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--model",), dict(help=f"Architecture: {'|'.join(MODELS)} (default deltanet).")),
