@@ -93,7 +93,7 @@ def pairs(out: Path, quick: bool) -> list[dict]:
         rows.append(_print_pair(task, model, res, r))
         name = task.split(":")[1]
         spectra += [{**row, "symbol": f"{name}: {row['symbol']}"} for row in r["spectra"]]
-    plot_spectra(spectra, out / "spectra.png", title="A(x) of trained DeltaNets (dots) and compiled models (crosses)")
+    plot_spectra(spectra, out / "spectra.png", title="A(x) of trained DeltaNets (dots) and compiled models (circles)")
     return rows
 
 
@@ -111,8 +111,10 @@ def _print_pair(task: str, model: str, res: dict, r: dict) -> dict:
         if row["compiled"] is None or row["layer"] != 1:
             continue
         pairs = ", ".join(f"{_z(m)} → {_z(c)}" for m, c in zip(row["matched"], row["compiled"]) if m is not None)
-        print(f"  A({row['symbol']}) layer 1 head {row['head']}: trained → compiled eigenvalue {pairs} "
-              f"(distance {row['distance']:.4f})")  # fmt: skip
+        extra = [_z(e) for e in row.get("unpaired") or [] if abs(complex(*e) - 1) > 1e-3]
+        print(f"  A({row['symbol']}) layer 1 head {row['head']}: trained → compiled eigenvalue {pairs}"
+              + (f"; unpaired trained {', '.join(extra)}" if extra else "")
+              + f" (distance {row['distance']:.4f}, core {row['core_distance']:.4f})")  # fmt: skip
     m = r["monoid"]
     size = m["extracted"]["size"]
     print(f"  monoid: extracted {'over the limit' if size is None else size}, target {m['target']['size']} elements")
