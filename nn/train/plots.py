@@ -75,4 +75,6 @@ def plot_curves(path: str | Path, records: list[dict[str, Any]], ev: dict[str, A
 
 
 def _legend_below(ax: Any) -> None:
+    if not ax.get_legend_handles_labels()[1]:
+        return
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
