@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .errors import echo_json
-from .options import cap_option, limited, quiet_option, samples_option
+from .options import limited, quiet_option, samples_option
 
 
 @click.command("eval")
@@ -14,24 +14,47 @@ from .options import cap_option, limited, quiet_option, samples_option
     "--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's). Limit: each in [1, 2^20], at most 64."
 )
 @click.option("--lmax", is_flag=True, help="Also search the failing length L_max.")
-@cap_option
+@limited("cap", help="Longest length the L_max search tries (default 4096; under --protocol brandoit the "
+         "protocol's own 2^20).", default=None)  # fmt: skip
 @samples_option
-@limited("threshold", help="Sequence accuracy below which a length fails.", default=1.0, show_default=True)
+@limited("threshold", help="Sequence accuracy below which a length fails (default 1.0; 0.9 for baselines under "
+         "--protocol brandoit).", default=None)  # fmt: skip
+@click.option(
+    "--protocol",
+    type=click.Choice(["prefix", "brandoit"]),
+    default="prefix",
+    show_default=True,
+    help="L_max search: prefixes of the same seeded words, or Brandoit et al.'s fresh words seeded by (seed, length) "
+    "at every length, doubling from the training length then bisection, the cap clipped so that one word's logits "
+    "fit in 1 GiB.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @quiet_option
 def eval_command(
-    run: str, lengths: str | None, lmax: bool, cap: int, samples: int, threshold: float, as_json: bool
+    run: str,
+    lengths: str | None,
+    lmax: bool,
+    cap: int | None,
+    samples: int,
+    threshold: float | None,
+    protocol: str,
+    as_json: bool,
 ) -> None:
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
-    from fsa2rnn.nn.limits import parse_lengths
+    from fsa2rnn.fsa.errors import SpecError
+    from fsa2rnn.nn.limits import DEFAULT_CAP, MAX_LENGTH, parse_lengths
     from fsa2rnn.nn.train.runfiles import check_run_dir
 
     wanted = parse_lengths(lengths, "--lengths") if lengths is not None else None
+    if protocol != "prefix" and not lmax:
+        raise SpecError("--protocol chooses the L_max search: pass --lmax with it")
     check_run_dir(run)
+    if cap is None:
+        cap = MAX_LENGTH if protocol == "brandoit" else DEFAULT_CAP
     from fsa2rnn.nn.train import evaluate_run
 
-    out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold)
+    out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol)
     if as_json:
         echo_json(out)
         return

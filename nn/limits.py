@@ -99,6 +99,9 @@ LIMITS: dict[str, Bound] = {
     "nfsm_identity": Bound(float, -1e4, 1e4, why="a logit bias; beyond ±10^4 float32 softmax saturates anyway"),
     "nfsm_readout_std": Bound(float, 0, 1e3, lo_open=True, why="a standard deviation"),
     "init_noise": Bound(float, 0, 1e3, why="σ of the noise added to compiled weights"),
+    "nu": Bound(float, 0, 1e3, lo_open=True, why="a Gumbel scale and softmax temperature"),
+    "explore": Bound(float, 0, 1e3, why="a penalty weight β"),
+    "anchor_explore": Bound(float, 0, 1e3, why="a penalty weight β"),
     # ---------------------------------------------------------------- optimization (train)
     "steps": Bound(int, 1, 10**9, why=_STEPS),
     "batch": Bound(int, 1, 2**16, why="words per step; batch × longest training word ≤ 2^20 tokens"),

@@ -5,8 +5,9 @@ place that scores a model on a task. The L_max search itself is :func:`fsa2rnn.n
   judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
   task's *evaluation* distribution with a seed per length. Automaton tasks are streamed: the words are continued
   chunk by chunk (``Task.continue_words``) while the model carries its recurrent state, so 2^20 symbols per word never
-  sit in memory at once. The Transformer has no fixed-size state: it is evaluated only at lengths whose attention
-  over the whole prefix fits :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
+  sit in memory at once; a task supervised on the answer only is judged at each word's last position. The
+  Transformer has no fixed-size state: it is evaluated only at lengths whose attention over the whole prefix fits
+  :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
 - :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
   judged at their last judged position (the answer), as accuracy and scaled accuracy.
 - :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .evaluate import failing_length
+from .evaluate import clip_cap, failing_length, failing_length_fresh
 from .model import SequenceModel
 from .tasks import Task
 
@@ -122,7 +123,8 @@ def accuracy_at_lengths(
 def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator):
     """(right positions, judged positions, right words, judged words) on n words of ``length``."""
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
-    if hasattr(task, "continue_words"):
+    if hasattr(task, "continue_words") and task.prefixes_judged:  # automaton words, read in chunks
+        answer = task.supervision == "answer"  # judged at the word's last position only
         chunk = max(1, _chunk_tokens(model) // n) if recurrent else length
         right = judged = 0
         ok = torch.ones(n, dtype=torch.bool)
@@ -132,10 +134,12 @@ def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: to
             tokens, targets, carry = task.continue_words(n, step, gen, carry, train=False)
             logits, state = _logits(model, tokens, state)
             good = logits.argmax(-1).cpu() == targets
+            done += step
+            if answer:
+                good = good[:, -1:] if done == length else good[:, :0]
             right += int(good.sum())
             judged += good.numel()
             ok &= good.all(dim=1)
-            done += step
         return right, judged, int(ok.sum()), n
     batch = task.sample(n, length, gen, train=False)
     logits, _ = _logits(model, batch.inputs, None)
@@ -186,12 +190,19 @@ def failing_length_of(
     n_words: int = 512,
     threshold: float = 1.0,
     seed: int = 0,
+    protocol: str = "prefix",
     progress: Any = None,
 ) -> dict[str, Any]:
-    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words.
-    ``progress``: a bar advanced by the symbols read (at most ``n_words × cap``)."""
+    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words, by the
+    ``prefix`` protocol (nn/evaluate.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
+    at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
+    accuracy at every length judged, and ``l_max_cap``: the cap searched). ``progress``: a bar advanced by the
+    symbols read (at most ``n_words × cap``)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
+    if not task.prefixes_judged:
+        why = f"{task.name} judges only the answer of a whole word, so prefixes of one word are not words"
+        return {"l_max": None, "l_max_capped": False, "l_max_note": why}
     note = None
     fit_cap = cap
     while _attention_words(model, fit_cap, n_words) < n_words and fit_cap > start:
@@ -205,6 +216,20 @@ def failing_length_of(
         from fsa2rnn.fsa.progress import counting
 
         predict = counting(predict, progress)
+    if protocol == "brandoit":
+        top = clip_cap(max(fit_cap, start), task.n_classes, start)
+        l_max, capped, trace = failing_length_fresh(
+            predict,
+            task.word_source(),
+            start=start,
+            cap=top,
+            n_words=n_words,
+            threshold=threshold,
+            seed=seed,
+            chunk=chunk,
+        )
+        trace_out = {str(k): v for k, v in sorted(trace.items())}
+        return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note, "l_max_cap": top, "l_max_trace": trace_out}
     l_max, capped = failing_length(
         predict,
         task.word_source(),

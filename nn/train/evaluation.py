@@ -35,8 +35,11 @@ def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths
         lo, hi = (int(v) for v in cfg.eval_range.split(".."))
         ev["range"] = range_accuracy(model, task, lo, hi, samples=cfg.samples)
     if cfg.lmax:
-        ev.update(_lmax(model, task, train_max, max(cfg.cap, train_max), cfg.samples, cfg.threshold, cfg.progress))
+        seed = cfg.seed if cfg.protocol == "brandoit" else 0
+        ev.update(_lmax(model, task, train_max, max(cfg.cap, train_max), cfg.samples, cfg.threshold, cfg.progress,
+                        seed=seed, protocol=cfg.protocol))  # fmt: skip
         ev["l_max_search"] = {
+            "protocol": cfg.protocol,
             "start": train_max,
             "cap": max(cfg.cap, train_max),
             "n_words": cfg.samples,
@@ -54,10 +57,13 @@ def evaluate_run(
     lmax: bool = False,
     cap: int = DEFAULT_CAP,
     samples: int = 512,
-    threshold: float = 1.0,
+    threshold: float | None = None,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
     """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}."""
     model, task, cfg = load_run(run)
+    if threshold is None:
+        threshold = 0.9 if protocol == "brandoit" and model.config.layer != "nfsm" else 1.0
     train_max = cfg.train_lengths(task)[1]
     if task.kind == "regression":
         scores = [regression_scores(model, task, n, samples=samples) for n in (lengths or [train_max])]
@@ -71,7 +77,10 @@ def evaluate_run(
     lengths = lengths or cfg.eval_lengths or default_lengths(train_max)
     out = _accuracies(model, task, lengths, samples, True)
     if lmax:
-        out.update(_lmax(model, task, train_max, max(cap, train_max), samples, threshold, True))
+        seed = cfg.seed if protocol == "brandoit" else 0
+        out.update(_lmax(model, task, train_max, max(cap, train_max), samples, threshold, True, seed=seed,
+                         protocol=protocol))  # fmt: skip
+        out["l_max_protocol"] = protocol
     else:
         out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
     if model.config.layer == "nfsm":
@@ -88,11 +97,21 @@ def _accuracies(model: SequenceModel, task: Task, lengths: list[int], samples: i
 
 
 def _lmax(
-    model: SequenceModel, task: Task, start: int, cap: int, samples: int, threshold: float, show: bool
+    model: SequenceModel,
+    task: Task,
+    start: int,
+    cap: int,
+    samples: int,
+    threshold: float,
+    show: bool,
+    *,
+    seed: int = 0,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
     """failing_length_of with a progress bar over the symbols read (at most samples × cap)."""
     from fsa2rnn.fsa import progress
 
     total = samples * cap
     with progress.bar(total, "L_max search", unit="sym", unit_scale=True, disable=not show or progress.quiet()) as bar:
-        return failing_length_of(model, task, start=start, cap=cap, n_words=samples, threshold=threshold, progress=bar)
+        return failing_length_of(model, task, start=start, cap=cap, n_words=samples, threshold=threshold, seed=seed,
+                                 protocol=protocol, progress=bar)  # fmt: skip

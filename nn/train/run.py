@@ -21,11 +21,12 @@ from fsa2rnn.fsa.io import atomic_write_text
 
 from .. import limits
 from . import runfiles
+from .lr_grid import grid_lines, grid_summary, parse_lr_grid
 from .presets import get_preset
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
 #: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
 EXIT_INTERRUPTED = 130
 
@@ -124,14 +125,18 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
     """The body of ``fsa2rnn train`` (and of its torchrun workers)."""
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
-    out = check_out(str(params["out"]), resume=resume, seeds=seeds)
+    rates = _lr_grid(params, seeds)
+    out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
-    runs = [(s, out / f"seed-{s}") for s in seeds] if seeds else [(fields.get("seed", 42), out)]
+    if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
+        runs = [({"lr": lr, "seed": s}, out / f"lr-{lr:g}" / f"seed-{s}") for lr in rates for s in seeds or []]
+    else:
+        runs = [({"seed": s}, out / f"seed-{s}") for s in seeds] if seeds else [({}, out)]
     per_run = []
-    for s, path in runs:
-        f = {**fields, "seed": s}
+    for extra, path in runs:
+        f = {**fields, **extra}
         if resume and runfiles.has_checkpoint(path):
-            f = resumed_fields(f, {k: f[k] for k in given | ({"seed"} if seeds else set()) if k in f}, path)
+            f = resumed_fields(f, {k: f[k] for k in given | set(extra) if k in f}, path)
         per_run.append((f, path))
 
     from .config import TrainConfig
@@ -158,19 +163,38 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
             again = (
                 f"fsa2rnn train --out {shlex.quote(str(out))} --resume"
                 + (f" --seeds {params['seeds']}" if seeds else "")
+                + (f" --lr-grid {params['lr_grid']}" if rates else "")
                 + (f" --nproc {configs[0][0].nproc}" if configs[0][0].nproc > 1 else "")
             )
             click.echo(f"interrupted: {stop}; continue with: {again}", err=True)
         sys.exit(0 if under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
     if results[0] is None:  # not rank 0
         return
-    if seeds:
+    if rates:
+        grid = [results[i * len(seeds) : (i + 1) * len(seeds)] for i in range(len(rates))]
+        summary = grid_summary(rates, grid, fields["task"], fields.get("model") or "deltanet")
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
+        click.echo(json.dumps(summary, default=float) if params.get("as_json") else "\n".join(grid_lines(summary)))
+    elif seeds:
         summary = summarize(results, configs[0][0])
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
         report(summary, params.get("as_json"))
     else:
         report(results[0], params.get("as_json"))
+
+
+def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | None:
+    """The rates of ``--lr-grid`` (None without it); it needs ``--seeds`` and excludes ``--lr``."""
+    if not params.get("lr_grid"):
+        return None
+    rates = parse_lr_grid(params["lr_grid"])
+    if params.get("lr") is not None:
+        raise SpecError("give --lr or --lr-grid, not both")
+    if not seeds:
+        raise SpecError("--lr-grid needs --seeds (the rate is chosen by the median over the seeds)")
+    return rates
 
 
 def launch(nproc: int, args: list[str]) -> int:

@@ -69,7 +69,12 @@ def read_run_record(text: str, where: str) -> tuple[Any, Any]:
         raise SpecError(f"{where}: {'the file is empty' if not text.strip() else 'not valid JSON'}") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -109,8 +114,8 @@ def check_run_dir(run: str | Path) -> Path:
 def load_run(run: str | Path) -> tuple[Any, Any, Any]:
     """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
     from ..model import SequenceModel
-    from ..tasks import get_task
     from .checkpoint import load_checkpoint, restore
+    from .config import task_of
 
     path = check_run_dir(run)
     cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
@@ -118,7 +123,7 @@ def load_run(run: str | Path) -> tuple[Any, Any, Any]:
     model = SequenceModel.from_config(mcfg)
     restore(model, tensors)
     model.eval()
-    return model, get_task(cfg.task), cfg
+    return model, task_of(cfg), cfg
 
 
 __all__ = [
