@@ -68,7 +68,7 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
     return TrainConfig(**fields)
 
 
-def check_out(raw: str, *, resume: bool, seeds: list[int] | None) -> Path:
+def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[float] | None = None) -> Path:
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
     it; ``--resume`` refuses it)."""
@@ -84,9 +84,11 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None) -> Path:
         raise SpecError(f"--out {raw!r}: {str(anc)!r} is a file, not a directory")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise SpecError(f"--out {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
-    runs = [out / f"seed-{s}" for s in seeds] if seeds else [out]
+    runs = run_dirs(out, seeds, rates)
     if out.is_dir() and not resume:
-        ours = set(runfiles.ALL_RUN_FILES) | ({SUMMARY} | {r.name for r in runs} if seeds else set())
+        ours = set(runfiles.ALL_RUN_FILES) | (
+            {SUMMARY} | {r.relative_to(out).parts[0] for r in runs} if seeds else set()
+        )
         other = sorted(p.name for p in out.iterdir() if p.name not in ours)
         if other:
             raise SpecError(f"--out {raw!r} holds other files ({', '.join(other[:3])}{', …' * (len(other) > 3)}), "
@@ -98,6 +100,13 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None) -> Path:
         what = "does not exist" if not out.exists() else "holds no checkpoint (the run never reached one)"
         raise SpecError(f"--resume: {raw!r} {what}; start the run without --resume")
     return out
+
+
+def run_dirs(out: Path, seeds: list[int] | None, rates: list[float] | None = None) -> list[Path]:
+    """The run directories of one command: RUN, RUN/seed-S, or RUN/lr-RATE/seed-S under --lr-grid."""
+    if rates:
+        return [out / f"lr-{lr:g}" / f"seed-{s}" for lr in rates for s in seeds or []]
+    return [out / f"seed-{s}" for s in seeds] if seeds else [out]
 
 
 def resumed_fields(fields: dict[str, Any], given: dict[str, Any], run: Path) -> dict[str, Any]:
