@@ -396,6 +396,8 @@ def robust_report(
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
     on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
     of the drift against t (random words and the witness word). ``engine``: realize/robust.py's ``ENGINES``."""
+    from fsa2rnn.fsa.progress import bar
+
     from .robust import drift, plot_drift
 
     eta = check_eta(eta)
@@ -418,11 +420,13 @@ def robust_report(
     if lmax:
         common = dict(eta=eta, perturbation_kind=perturbation_kind, automaton=a, cap=cap, start=LMAX_START, seed=seed,
                       engine=engine)  # fmt: skip
-        r = l_max(None, stepper=stepper, n_words=LMAX_WORDS, **common)
+        with bar(LMAX_WORDS * cap, "L_max search", unit="sym", unit_scale=True) as b:
+            r = l_max(None, stepper=stepper, n_words=LMAX_WORDS, progress=b, **common)
         out.update(l_max=r["l_max"], l_max_capped=r["l_max_capped"], cap=cap)
         if witness is not None:
             n = 1 if perturbation_kind != "random" else LMAX_WORDS
-            rw = l_max(None, stepper=stepper, witness=witness, n_words=n, **common)
+            with bar(n * cap, "L_max search (witness)", unit="sym", unit_scale=True) as b:
+                rw = l_max(None, stepper=stepper, witness=witness, n_words=n, progress=b, **common)
             out.update(l_max_witness=rw["l_max"], l_max_witness_capped=rw["l_max_capped"])
     if plot is not None:
         length = min(cap, PLOT_LENGTH)

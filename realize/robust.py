@@ -37,6 +37,7 @@ import torch
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
+from fsa2rnn.fsa.progress import counting
 from fsa2rnn.nn.evaluate import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
 from . import trajectory
@@ -204,12 +205,14 @@ def l_max(
     seed: int = 0,
     stepper: Stepper | None = None,
     engine: str = "auto",
+    progress: Any = None,
 ) -> dict[str, Any]:
     """L_max of a compiled model along η-trajectories: ``{l_max, l_max_capped, eta, dtype, perturbation, mode,
     words, n_words, cap}``.
 
     Words: the automaton's word problem (default: the target stored in the model), or with ``witness = (p, w)`` the
-    periodic word p·w·w·… (one word suffices unless the perturbation is random)."""
+    periodic word p·w·w·… (one word suffices unless the perturbation is random). ``progress``: a bar
+    (fsa2rnn.fsa.progress) advanced by the symbols read."""
     eta = check_eta(eta)
     _check_perturbation(perturbation_kind)
     if cap < start:
@@ -220,6 +223,8 @@ def l_max(
     automaton = automaton.replace(initial=stepper.net.compiled.initial)
     words = automaton_words(automaton) if witness is None else periodic_words(automaton, *witness)
     predict = predictor(stepper, eta=eta, perturbation_kind=perturbation_kind, seed=seed, engine=engine)
+    if progress is not None:
+        predict = counting(predict, progress)
     try:
         found, capped = failing_length(predict, words, start=start, cap=cap, n_words=n_words, seed=seed)
     except ValueError as exc:

@@ -278,11 +278,14 @@ def trained_robust_report(
     out = trained_conditions(model, task, eta)
     out.update(perturbation=perturbation_kind, l_max=None, l_max_capped=None)
     if lmax:
+        from fsa2rnn.fsa.progress import bar, counting
         from fsa2rnn.nn.evaluate import failing_length
 
         start = min(start or 16, cap)
-        found, capped = failing_length(perturbed_predictor(model, out["eta"], seed), task.word_source(),
-                                       start=start, cap=cap, n_words=n_words, seed=seed)  # fmt: skip
+        with bar(n_words * cap, "L_max search", unit="sym", unit_scale=True) as b:
+            predict = counting(perturbed_predictor(model, out["eta"], seed), b)
+            found, capped = failing_length(predict, task.word_source(), start=start, cap=cap, n_words=n_words,
+                                           seed=seed)  # fmt: skip
         out.update(l_max=found, l_max_capped=bool(capped), cap=cap)
     return out
 

@@ -296,3 +296,25 @@ def test_every_numeric_option_has_a_row_in_the_limits_table(command):
         and p.name not in OWN_LIMITS
     ]
     assert not plain, f"{command}: numeric options without a stated limit: {plain}"
+
+
+def test_verify_lmax_progress_on_stderr_and_not_in_the_json(tmp_path, monkeypatch):
+    """`verify --eta --lmax` reports its L_max search like the other commands (fsa2rnn.fsa.progress: a line per
+    interval when stderr is not a terminal; the interval set to 0 here); --quiet silences it; stdout is the same."""
+    from fsa2rnn.fsa import progress
+
+    model = tmp_path / "z5.safetensors"
+    runner = CliRunner()
+    assert runner.invoke(main, ["compile", "Z5", "--target", "householder", "-o", str(model)]).exit_code == 0
+    args = ["verify", str(model), "--eta", "0.01", "--lmax", "--cap", "256", "--length", "50", "--json"]
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    loud = runner.invoke(main, args)
+    quiet = runner.invoke(main, [*args, "--quiet"])
+    progress.set_quiet(False)
+    assert loud.exit_code == quiet.exit_code == 1, loud.output  # Z5 Householder: not robust at η = 0.01
+    lines = loud.stderr.splitlines()
+    assert any(line.startswith("L_max search:") and "sym" in line for line in lines), loud.stderr
+    assert any(line.startswith("L_max search (witness):") for line in lines), loud.stderr
+    assert quiet.stderr == ""
+    assert json.loads(loud.stdout) == json.loads(quiet.stdout)
+    assert json.loads(loud.stdout)["robust"]["l_max"] == 59
