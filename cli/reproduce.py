@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .errors import echo_json
+from .options import quiet_option
 
 
 @click.command("reproduce")
@@ -23,6 +24,7 @@ from .errors import echo_json
 @click.option("--seeds", help="Seeds, e.g. 42..46 or 42,43 (default: the paper's).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="The directory DIR.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object.")
+@quiet_option
 def reproduce_command(
     name: str,
     scale: str,
@@ -36,8 +38,6 @@ def reproduce_command(
     """Regenerate the table NAME (brandoit-table1, …): every (task, model, arm, seed) as a training run under
     DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
     values beside) and DIR/plot.png. See docs/reproductions.md."""
-    import sys
-
     from fsa2rnn.nn.train.reproduce import get_reproduction
     from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce, table_markdown
 
@@ -49,7 +49,7 @@ def reproduce_command(
 
         raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
     prepare(rep, scale, Path(out), jobs)
-    table = reproduce(rep, scale, jobs, Path(out), progress=sys.stderr.isatty())
+    table = reproduce(rep, scale, jobs, Path(out), progress=True)
     if as_json:
         echo_json(table)
     else:

@@ -280,7 +280,7 @@ def test_moved_public_names_still_import():
 OWN_LIMITS = {"max_states"}
 
 
-@pytest.mark.parametrize("command", ["train", "eval", "compare", "verify", "theorems", "tasks", "run"])
+@pytest.mark.parametrize("command", ["train", "eval", "compare", "verify", "theorems", "tasks", "run", "reproduce"])
 def test_every_numeric_option_has_a_row_in_the_limits_table(command):
     """A new numeric option of these commands must be declared with ``type=checked(name)`` (fsa2rnn.nn.limits)."""
     import click

@@ -30,7 +30,7 @@ def test_tiny_table_end_to_end_and_resumed(tmp_path, monkeypatch):
     args += ["--arm", "anchored", "--seeds", "42", "--out", str(out), "--json"]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    table = json.loads(res.output)
+    table = json.loads(res.stdout)
     assert (out / "table.md").is_file() and (out / "plot.png").stat().st_size > 0
     assert json.loads((out / "table.json").read_text()) == table
     z2, tso = table["cells"]
@@ -44,7 +44,17 @@ def test_tiny_table_end_to_end_and_resumed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trainer, "train", lambda *a, **k: pytest.fail("a finished run was re-run"))
     again = CliRunner().invoke(main, args)
-    assert again.exit_code == 0 and json.loads(again.output)["cells"] == table["cells"]
+    assert again.exit_code == 0 and json.loads(again.stdout)["cells"] == table["cells"]
+    # progress over the runs on stderr like the other commands (a line per interval off a terminal; 0 s here),
+    # none under --quiet; stdout is the same table either way
+    from fsa2rnn.fsa import progress
+
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    loud, quiet = CliRunner().invoke(main, args), CliRunner().invoke(main, [*args, "--quiet"])
+    progress.set_quiet(False)
+    assert loud.exit_code == quiet.exit_code == 0, loud.output
+    assert any(line.startswith("brandoit-table1:") and "2/2" in line for line in loud.stderr.splitlines()), loud.stderr
+    assert quiet.stderr == "" and json.loads(loud.stdout) == json.loads(quiet.stdout) == json.loads(again.stdout)
 
 
 @pytest.mark.parametrize(

@@ -58,12 +58,14 @@ def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
 
 
 def reproduce(rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True) -> dict[str, Any]:
-    """Run (or read back) every job and write the table; the table's JSON object."""
-    out.mkdir(parents=True, exist_ok=True)
-    from tqdm import tqdm
+    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: a bar over the
+    runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``)."""
+    from fsa2rnn.fsa.progress import bar as progress_bar
+    from fsa2rnn.fsa.progress import quiet
 
+    out.mkdir(parents=True, exist_ok=True)
     records = []
-    with tqdm(total=len(jobs), desc=rep.name, unit="run", disable=None if progress else True, leave=False) as bar:
+    with progress_bar(len(jobs), rep.name, unit="run", disable=not progress or quiet()) as bar:
         for job in jobs:
             bar.set_postfix_str(job.name, refresh=True)
             records.append(run_job(rep, job, out))
