@@ -421,3 +421,29 @@ def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
     assert (nfsm.protocol, nfsm.keep_best, nfsm.nfsm_readout_std, nfsm.gumbel) == ("brandoit", True, 1.0, None)
     base = preset_config("brandoit", "small", task="brandoit:FF", model="mamba")
     assert (base.arm, base.nu, base.explore, base.nfsm_readout_std, base.threshold) == ("free", None, 0.0, None, 0.9)
+
+
+def test_preset_val_every_is_scaled_for_a_shortened_run_only(tmp_path):
+    """A preset's val_every is kept at the preset's own steps (documented runs unchanged), and scaled down to give
+    MIN_VALIDATIONS validations when a user-given --steps would leave fewer; --val-every always wins."""
+    from fsa2rnn.nn.train.presets import MIN_VALIDATIONS, PRESETS, SCALES
+    from fsa2rnn.nn.train.run import preset_config
+
+    for name, preset in PRESETS.items():
+        for scale in SCALES:
+            own = preset.settings(scale, None)
+            cfg = preset_config(name, scale)
+            assert cfg.val_every == own.get("val_every", TrainConfig.val_every), (name, scale)
+            if "steps" in own:
+                assert preset_config(name, scale, steps=own["steps"]).val_every == cfg.val_every, (name, scale)
+    assert preset_config("grazzi-parity", "small", steps=100).val_every == 100 // MIN_VALIDATIONS
+    assert preset_config("grazzi-parity", "small", steps=100, val_every=250).val_every == 250
+    assert preset_config("grazzi-parity", "small", steps=5000).val_every == 250  # enough validations: kept
+    assert preset_config("grazzi-parity", "small", steps=3).val_every == 1
+    # the shortened run's curves get the validations: steps 2, 4, 6, 8
+    out = tmp_path / "run"
+    res = _train(["--preset", "grazzi-parity", "--scale", "small", "--steps", "8", *TINY, "--eval-lengths", "8",
+                  "--no-lmax", "--out", str(out), "--quiet"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    records = map(json.loads, (out / "metrics.jsonl").read_text().splitlines())
+    assert [r["step"] for r in records if "val_sequence_accuracy" in r] == [2, 4, 6, 8]

@@ -128,7 +128,8 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr: the paper's settings.")),
     (("--scale",), dict(help="paper (full scale, default) or small (≤ 3 minutes per run on a 2-core CPU).")),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),
-    (("--val-every",), dict(type=int, help="Steps between validations (default 100).")),
+    (("--val-every",), dict(type=int, help="Steps between validations (default 100; a preset's, at most steps/4 for "
+                                           "a shorter --steps).")),
     (("--early-stop",), dict(type=int, help="Stop after K validations in a row at sequence accuracy 1; 0: off.")),
     (("--checkpoint-every",), dict(type=int, help="Steps between checkpoints (default 200).")),
     (("--eval-lengths",), dict(help="Evaluation lengths, e.g. 40,80,160 (default: training max, doubling, ×8).")),

@@ -290,10 +290,25 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+#: the fewest validations a run shortened by --steps gets when its preset's val_every would leave fewer
+MIN_VALIDATIONS = 4
+
+
+def scaled_val_every(settings: dict[str, Any], given: dict[str, Any]) -> int | None:
+    """``val_every`` for a preset run whose ``--steps`` the user shortened: the preset's val_every when it leaves
+    at least :data:`MIN_VALIDATIONS` validations in the given steps, else ``steps // MIN_VALIDATIONS`` (at least 1).
+    None (nothing changes) when the preset sets no val_every, ``--val-every`` or no ``--steps`` is given, or the
+    given steps are the preset's own: a preset run at its default steps is never changed."""
+    every, steps = settings.get("val_every"), given.get("steps")
+    if every is None or steps is None or "val_every" in given or steps == settings.get("steps"):
+        return None
+    return every if steps // every >= MIN_VALIDATIONS else max(1, steps // MIN_VALIDATIONS)
+
+
 def get_preset(name: str) -> Preset:
     if name not in PRESETS:
         raise SpecError(f"unknown preset {name!r} (choose from {', '.join(PRESETS)})")
     return PRESETS[name]
 
 
-__all__ = ["PRESETS", "SCALES", "Preset", "get_preset"]
+__all__ = ["MIN_VALIDATIONS", "PRESETS", "SCALES", "Preset", "get_preset", "scaled_val_every"]

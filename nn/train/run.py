@@ -22,7 +22,7 @@ from fsa2rnn.fsa.io import atomic_write_text
 from .. import limits
 from . import runfiles
 from .lr_grid import grid_lines, grid_summary, parse_lr_grid
-from .presets import get_preset
+from .presets import get_preset, scaled_val_every
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
@@ -45,7 +45,10 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
         fields.update(get_preset(given["preset"]).settings(given.get("scale") or "paper", given.get("model")))
     elif given.get("scale"):
         raise SpecError("--scale needs a --preset")
+    every = None if params.get("resume") else scaled_val_every(fields, given)
     fields.update(given)
+    if every is not None:
+        fields["val_every"] = every
     if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
     if isinstance(fields.get("eval_lengths"), str):
