@@ -46,6 +46,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import HashReadout, LinearLayer, LinearRNNProgram, NFSMProgram, PDSSMProgram, program_of
 from fsa2rnn.fsa.errors import ConstructionError
 
 from .layers import SATURATED_LOGIT
@@ -64,51 +65,49 @@ def sequence_model_from_compiled(
     ConstructionError where they do not map."""
     if not isinstance(model, CompiledModel):
         model = CompiledModel.load(model)
-    layers = model.header["layers"]
-    if len(layers) != 1:
+    p = program_of(model)
+    n_layers = len(p.layers) if isinstance(p, (LinearRNNProgram, NFSMProgram)) else 1
+    if n_layers != 1:
         raise ConstructionError(
-            f"{model.target} model with {len(layers)} layers ({model.construction}): cascade wiring does not map onto "
+            f"{p.target} model with {n_layers} layers ({model.construction}): cascade wiring does not map onto "
             "a SequenceModel — each lower layer reads the decoded states of the layers above at step t−1 through a "
             "lookup table, not the upper layer's continuous output"
         )
-    if model.target == "householder" and layers[0].get("kind") == "gh":
-        return _householder(model, dtype)
-    if model.target == "nfsm":
-        return _nfsm(model, dtype)
-    if model.target == "pdssm":  # nn/pdssm_from_compiled.py
+    if isinstance(p, LinearRNNProgram) and p.layers[0].kind == "gh":
+        return _householder(p, dtype)
+    if isinstance(p, NFSMProgram):
+        return _nfsm(p, dtype)
+    if isinstance(p, PDSSMProgram):  # nn/pdssm_from_compiled.py
         from .pdssm_from_compiled import pdssm_sequence_model
 
         return pdssm_sequence_model(model, dtype)
     raise ConstructionError(
-        f"target {model.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
+        f"target {p.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"
     )
 
 
 # ---------------------------------------------------------------------------------------------------- Householder
-def _householder(model: CompiledModel, dtype: torch.dtype) -> SequenceModel:
-    entry = model.header["layers"][0]
-    name, n = entry["name"], int(entry["width"])
-    t = model.tensors
-    n_sym = len(model.symbols)
-    rows = np.asarray(t[f"{name}.keys"])[:, 0]
+def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
+    entry = p.layers[0]
+    name, n, t = f"{entry.index}", entry.width, entry.stored
+    n_sym = p.n_symbols
+    rows = np.asarray(t["keys"])[:, 0]
     if sorted(rows.tolist()) != list(range(n_sym)):
         raise ConstructionError(f"layer {name}: rows are not one per symbol")
-    beta = np.zeros((n_sym,) + t[f"{name}.beta"].shape[1:])
-    vecs = np.zeros((n_sym,) + t[f"{name}.v"].shape[1:])
+    beta = np.zeros((n_sym,) + t["beta"].shape[1:])
+    vecs = np.zeros((n_sym,) + t["v"].shape[1:])
     values = np.zeros(beta.shape)
     for r, x in enumerate(rows.tolist()):
-        beta[x], vecs[x], values[x] = _row_factors(
-            name, x, t[f"{name}.beta"][r], t[f"{name}.v"][r], t[f"{name}.B"][r], t[f"{name}.A"][r]
-        )
+        beta[x], vecs[x], values[x] = _row_factors(name, x, t["beta"][r], t["v"][r], entry.b[r], entry.a[r])
     k = beta.shape[1]
-    codes, code_states = _gh_codes(model, entry)
-    classes = _code_classes(model, code_states)
+    codes, code_states = _gh_codes(entry)
+    classes = _code_classes(p, code_states)
 
     d_model = n_sym + n
     net = SequenceModel(
         n_sym,
-        len(model.states),
+        p.n_states,
         "deltaproduct",
         1,
         d_model,
@@ -131,9 +130,9 @@ def _householder(model: CompiledModel, dtype: torch.dtype) -> SequenceModel:
         layer.k_proj.weight.view(k, n, n, d_model)[..., :n_sym] = torch.tensor(vecs, **f).permute(1, 2, 0)[:, None]
         layer.v_proj.weight.view(k, n, 1, d_model)[..., 0, :n_sym] = torch.tensor(values, **f).T[:, None]
         layer.b_proj.weight.view(k, n, d_model)[..., :n_sym] = torch.tensor(z, **f).T[:, None]
-        layer.h0[:, :, 0] = torch.tensor(t[f"{name}.h0"], **f)
+        layer.h0[:, :, 0] = torch.tensor(entry.h0, **f)
         layer.o_proj.weight[n_sym + torch.arange(n), torch.arange(n)] = 1
-        alpha = _alpha(len(codes), _code_gap(codes, entry["readout"]))
+        alpha = _alpha(len(codes), _code_gap(codes, isinstance(entry.readout, HashReadout)))
         c = torch.tensor(codes, **f)
         net.classifier.weight.fill_(0)
         net.classifier.bias.fill_(-alpha * float((c * c).sum(-1).max()) - 1e3 * alpha)  # states with no code point
@@ -166,23 +165,17 @@ def _row_factors(
     )
 
 
-def _gh_codes(model: CompiledModel, entry: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Code points (S, n) of the layer's states and the layer state of each."""
-    name, n = entry["name"], int(entry["width"])
-    t = model.tensors
-    if entry["readout"] == "nearest":
-        codes = np.asarray(t[f"{name}.codes"], dtype=np.float64)
-        return codes, np.arange(codes.shape[0])
-    keys = np.asarray(t[f"{name}.hkeys"], dtype=np.int64)  # Σ_i (h_i − 1) nⁱ
-    codes = (keys[:, None] // n ** np.arange(n)[None, :]) % n + 1
-    return codes.astype(np.float64), np.asarray(t[f"{name}.hvals"], dtype=np.int64)
+def _gh_codes(entry: LinearLayer) -> tuple[np.ndarray, np.ndarray]:
+    """Code points (S, n) of the layer's states and the layer state of each (copies: the program's are read-only)."""
+    ro = entry.readout
+    if isinstance(ro, HashReadout):  # the permutations of 1..n of the known keys Σ_i (h_i − 1) nⁱ
+        return ro.code_points().astype(np.float64), np.array(ro.values, dtype=np.int64)
+    return np.array(ro.codes, dtype=np.float64), np.array(ro.code_states, dtype=np.int64)
 
 
-def _code_classes(model: CompiledModel, layer_states: np.ndarray) -> torch.Tensor:
+def _code_classes(p: LinearRNNProgram, layer_states: np.ndarray) -> torch.Tensor:
     """The automaton state each code point reads out as (the final readout table); one code per state."""
-    keys = np.asarray(model.tensors["readout.keys"], dtype=np.int64)
-    states = np.asarray(model.tensors["readout.states"], dtype=np.int64)
-    lut = dict(zip(keys.tolist(), states.tolist()))
+    lut = dict(zip(p.final_keys.tolist(), p.final_states.tolist()))
     classes = np.array([lut.get(int(s), -1) for s in layer_states])
     return _injective(classes)
 
@@ -198,9 +191,9 @@ def _injective(classes: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(classes)
 
 
-def _code_gap(codes: np.ndarray, readout: str) -> float:
+def _code_gap(codes: np.ndarray, hash_readout: bool) -> float:
     """min over pairs of ½‖c_s − c_s'‖²: the margin of the nearest-code scores at a code point."""
-    if readout == "hash":
+    if hash_readout:
         return 1.0  # permutations of 1..n: the closest pairs differ by swapping two adjacent values
     if len(codes) > MAX_CODES:
         raise ConstructionError(f"{len(codes)} code points exceed the {MAX_CODES} the classifier scaling measures")
@@ -223,41 +216,37 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- NFSM
-def _nfsm(model: CompiledModel, dtype: torch.dtype) -> SequenceModel:
-    spec = model.header["layers"][0]
-    t = model.tensors
-    heads = [int(d) for d in spec["heads"]]
-    emb = np.asarray(t[spec["embedding"]], dtype=np.float64)
-    weight = np.asarray(t[spec["weight"]], dtype=np.float64)
-    bias = np.asarray(t[spec["bias"]], dtype=np.float64)
+def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
+    spec = p.layers[0]
+    heads = list(spec.heads)
+    emb, weight, bias = spec.embedding, spec.weight, spec.bias
     n_sym, k_dim = emb.shape
-    if n_sym != len(model.symbols):
-        raise ConstructionError(f"NFSM layer 0 has {n_sym} keys for {len(model.symbols)} symbols")
+    if n_sym != p.n_symbols:
+        raise ConstructionError(f"NFSM layer 0 has {n_sym} keys for {p.n_symbols} symbols")
     width = sum(heads)
     d_model = k_dim + width
     net = SequenceModel(
-        n_sym, len(model.states), "nfsm", 1, d_model, layer_args=dict(heads=heads), mlp_ratio=0, norm="none"
+        n_sym, p.n_states, "nfsm", 1, d_model, layer_args=dict(heads=heads), mlp_ratio=0, norm="none"
     ).to(dtype)
     layer = net.blocks[0].layer
     f = dict(dtype=dtype)
     # configurations: mixed radix, first head most significant
-    ro = model.header["readout"]
-    codes = np.asarray(t[ro["codes"]], dtype=np.int64)
-    radices = [int(r) for r in ro["radices"]]
+    codes = np.array(p.readout_codes, dtype=np.int64)
+    radices = list(p.dims)
     idx = np.zeros((len(codes), len(radices)), dtype=np.int64)
     rest = codes.copy()
     for i in range(len(radices) - 1, -1, -1):
         idx[:, i], rest = rest % radices[i], rest // radices[i]
-    classes = _injective(np.asarray(t[ro["states"]], dtype=np.int64))
+    classes = _injective(np.array(p.readout_states, dtype=np.int64))
     offsets = np.concatenate([[0], np.cumsum(heads)[:-1]])
-    alpha = _alpha(len(model.states), 1.0)
+    alpha = _alpha(p.n_states, 1.0)
     with torch.no_grad():
         for p in net.parameters():
             p.zero_()
         net.embedding.weight[:, :k_dim] = torch.tensor(emb, **f)
         layer.logits.weight[:, :k_dim] = torch.tensor(weight, **f)
         layer.logits.bias.copy_(torch.tensor(bias, **f))
-        layer.start_logits[torch.arange(len(heads)), torch.tensor(spec["initial"])] = 1
+        layer.start_logits[torch.arange(len(heads)), torch.tensor(spec.initial)] = 1
         layer.out_proj.weight[k_dim + torch.arange(width), torch.arange(width)] = 1
         cols = torch.from_numpy(k_dim + offsets[None, :] + idx)  # (N, r) feature column of each head's index
         net.classifier.weight[classes[:, None], cols] = alpha

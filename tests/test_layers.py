@@ -204,6 +204,42 @@ def test_chunked_state_equals_whole_sequence(name):
     assert torch.allclose(torch.cat([y1, y2, y3], 1), whole, atol=1e-10, rtol=0)
 
 
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_set_state_vector_inverts_state_vector(name):
+    """set_state_vector(s, v) has vector v, leaves s alone, and continues a word as the state it encodes: from
+    state_vector(s) as from s, and from another word's vector (its convolution window grafted) as from that word."""
+    layer = _layer(name).eval()
+    with torch.no_grad():
+        if hasattr(layer, "h0"):
+            layer.h0.normal_()
+        x, other, rest = _x(3, 11, seed=1), _x(3, 7, seed=2), _x(3, 9, seed=3)
+        _, s = layer(x, return_state=True)
+        _, t = layer(other, return_state=True)
+        v, w = layer.state_vector(s), layer.state_vector(t)
+        if v is None:  # no fixed-size state (Transformer) or none exposed
+            with pytest.raises(NotImplementedError):
+                layer.set_state_vector(s, torch.zeros(3, 1))
+            return
+        assert not torch.equal(v, w)  # the two words end in different states: setting w changes something
+        same, moved = layer.set_state_vector(s, v), layer.set_state_vector(s, w)
+        assert torch.equal(layer.state_vector(same), v) and torch.equal(layer.state_vector(moved), w)
+        assert torch.equal(layer.state_vector(s), v)  # s itself untouched
+        assert torch.equal(layer(rest, same), layer(rest, s))
+        grafted = {**t, **{k: s[k] for k in ("conv",) if k in s}}  # moved keeps s's convolution window
+        assert torch.equal(layer(rest, moved), layer(rest, grafted))
+
+
+def test_nfsm_set_state_vector_rounds_to_the_nearest_valid_attractor():
+    layer = _layer("nfsm").eval()  # heads [3, 5]: head 0's entries 3, 4 are padding
+    idx = torch.tensor([[2, 4], [0, 1]])
+    v = layer.state_vector({"indices": idx}).double()
+    noisy = v + 0.3 * torch.randn(v.shape, generator=torch.Generator().manual_seed(0), dtype=v.dtype).clamp(-1, 1)
+    assert torch.equal(layer.set_state_vector({"indices": idx}, noisy)["indices"], idx)
+    pad = torch.zeros(1, 2 * layer.d_max, dtype=torch.float64)
+    pad[0, [1, 4, layer.d_max + 3]] = torch.tensor([0.5, 9.0, 1.0], dtype=torch.float64)  # head 0's largest: padding
+    assert layer.set_state_vector({"indices": idx[:1]}, pad)["indices"].tolist() == [[1, 3]]
+
+
 @pytest.mark.parametrize("kernel", ["re", "prod"])
 def test_dlr_modal_form_equals_the_convolution(kernel):
     layer = _layer("dlr", kernel=kernel)

@@ -91,8 +91,7 @@ def test_spectral_reuses_the_exact_interpreters_bfs():
 
 def test_only_the_program_reads_the_header_of_a_model():
     """Header dicts of a compiled model are read in compiler/program.py (the compilers write them; the model file
-    validates them). The conversion into trainable layers (nn/from_compiled.py) and one theorem check still read
-    them: named here until they move to the program."""
+    validates them); every other reader goes through the program's typed views."""
     rx = re.compile(r'header\[\s*"(layers|readout)"\s*\]')
     readers = {path for path, text in _sources().items() if rx.search(text)}
-    assert readers <= {"compiler/program.py", "compiler/model.py", "nn/from_compiled.py", "realize/theorems/grazzi.py"}
+    assert readers <= {"compiler/program.py", "compiler/model.py"}

@@ -174,6 +174,22 @@ def _scan_ignores_h0(orig):
     return lambda bank, keys, h0, lengths=None: orig(bank, keys, torch.zeros_like(h0), lengths)
 
 
+def _merge_by_one_hot(orig):
+    """The log-depth table scan with each merge P_t ∘ P_s done as a one-hot matrix product: still exact, but d²
+    work per merge (Def. 5.1's c = O(d) violated)."""
+
+    def scan(bank, keys, h0, lengths=None):
+        prefix = bank.long()[keys.long()]
+        shift, d = 1, prefix.shape[-1]
+        while shift < prefix.shape[1]:
+            one_hot = torch.nn.functional.one_hot(prefix[:, :-shift], d).double()  # (B, T − s, d, d)
+            prefix[:, shift:] = (one_hot @ prefix[:, shift:].double().unsqueeze(-1)).squeeze(-1).long()
+            shift *= 2
+        return torch.gather(prefix, 2, h0.long().view(-1, 1, 1).expand(-1, prefix.shape[1], 1)).squeeze(2)
+
+    return scan
+
+
 def _radius_doubled(orig):
     return property(lambda self: 2 * orig.fget(self))
 
@@ -278,6 +294,12 @@ MUTANTS = [
         "chunked table scan ignores the start index",
         "fsa2rnn.nn.ops.table_scan:chunked_table_scan",
         _scan_ignores_h0,
+        ("brandoit.def5.1",),
+    ),
+    Mutant(
+        "log-depth table scan merges by one-hot matrix products",
+        "fsa2rnn.nn.ops.table_scan:torch_table_scan",
+        _merge_by_one_hot,
         ("brandoit.def5.1",),
     ),
     Mutant(

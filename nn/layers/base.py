@@ -10,8 +10,10 @@ A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectio
   diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history; layers with a
   short convolution also take ``steady=True``: x read after x x … x, the convolution's window full of x (the
   transition of x inside a long run of x).
-- ``state_vector(state)`` / ``tile_state(state, reps)``: the carried state as one vector per word, and repeated
-  along the batch (for probes that read hidden states, realize/probe.py).
+- ``state_vector(state)`` / ``set_state_vector(state, vector)`` / ``tile_state(state, reps)``: the carried state
+  as one vector per word, its inverse (the state with that vector, the rest — a convolution's window — kept from
+  ``state``), and the state repeated along the batch (for probes that read hidden states, realize/probe.py, and
+  for perturbing hidden states).
 - ``recurrent``: True when the state has a fixed size (every layer but the Transformer, whose state is the
   prefix of its inputs).
 """
@@ -44,6 +46,11 @@ class SequenceLayer(nn.Module):
         """The carried state as one flat vector per word, (B, D) (what realize/probe.py reads as the hidden state);
         None for a layer whose state has no fixed size."""
         return None
+
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        """The inverse of :meth:`state_vector`: a new state whose vector is ``vector`` (B, D), every other entry of
+        ``state`` (a short convolution's window) kept; ``state`` is not modified."""
+        raise NotImplementedError(f"{type(self).__name__} has no state vector")
 
     def tile_state(self, state: State, reps: int) -> State:
         """The state with every word repeated ``reps`` times along the batch, as a batch of ``reps`` copies."""

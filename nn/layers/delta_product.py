@@ -153,6 +153,9 @@ class DeltaProduct(SequenceLayer):
     def state_vector(self, state: State) -> torch.Tensor:
         return state["S"].reshape(len(state["S"]), -1)
 
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        return {**state, "S": vector.reshape(state["S"].shape).to(state["S"])}
+
 
 class DeltaNet(DeltaProduct):
     """DeltaNet: DeltaProduct with one delta step per token (``n_h=1``)."""

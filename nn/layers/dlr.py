@@ -113,3 +113,8 @@ class DLR(SequenceLayer):
 
     def state_vector(self, state: State) -> torch.Tensor:
         return torch.view_as_real(state["x"]).reshape(len(state["x"]), -1)
+
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        x = state["x"]
+        pairs = vector.to(torch.view_as_real(x).dtype).reshape(*x.shape, 2).contiguous()
+        return {**state, "x": torch.view_as_complex(pairs)}

@@ -34,5 +34,10 @@ class LSTM(SequenceLayer):
         h, c = state["h"].transpose(0, 1), state["c"].transpose(0, 1)  # torch.nn.LSTM keeps the batch second
         return torch.cat([h.reshape(len(h), -1), c.reshape(len(c), -1)], dim=1)
 
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        h, c = state["h"], state["c"]
+        hv, cv = vector.reshape(h.shape[1], 2, -1).unbind(1)  # (B, hidden) each: the halves state_vector joined
+        return {**state, "h": hv[None].to(h), "c": cv[None].to(c)}
+
     def tile_state(self, state: State, reps: int) -> State:
         return {k: None if v is None else torch.cat([v] * reps, dim=1) for k, v in state.items()}

@@ -208,3 +208,9 @@ class NFSM(SequenceLayer):
 
     def state_vector(self, state: State) -> torch.Tensor:
         return torch.nn.functional.one_hot(state["indices"], self.d_max).reshape(len(state["indices"]), -1)
+
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        """Every head at its nearest attractor: the largest of its valid entries (the one-hot closest in L2)."""
+        idx = state["indices"]
+        rows = vector.reshape(*idx.shape, self.d_max).to(torch.float64)
+        return {**state, "indices": rows.masked_fill(~self.valid.to(rows.device), float("-inf")).argmax(-1)}

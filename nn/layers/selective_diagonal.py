@@ -133,6 +133,9 @@ class SelectiveDiagonal(SequenceLayer):
     def state_vector(self, state: State) -> torch.Tensor:
         return state["h"].reshape(len(state["h"]), -1)
 
+    def set_state_vector(self, state: State, vector: torch.Tensor) -> State:
+        return {**state, "h": vector.reshape(state["h"].shape).to(state["h"])}
+
 
 class MambaMinus(SelectiveDiagonal):
     """Mamba⁻, the Mamba baseline of Brandoit et al. (their code's Mamba cell): the Mamba block with no convolution

@@ -415,6 +415,36 @@ def propF1(thorough: bool) -> Part:
     )
 
 
+MERGE_COST_FACTOR = 4  # Def. 5.1's c = O(d), checked as c ≤ 4·d
+
+
+def _merge_cost(bank: torch.Tensor, *, batch: int = 2, length: int = 64, seed: int = 0) -> float:
+    """Def. 5.1's c measured on the log-depth table scan (``impl="torch"``): every element that every non-view aten
+    op of one scan writes (table lookups and the final application included), divided by the Hillis–Steele merges
+    it performs, batch·Σ_r (length − 2^r); an over-count of the per-merge work, never an under-count."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    from fsa2rnn.nn.ops import table_scan
+
+    class _Writes(TorchDispatchMode):
+        elements = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            out = func(*args, **(kwargs or {}))
+            if not func.is_view:
+                self.elements += sum(t.numel() for t in tree_leaves(out) if torch.is_tensor(t))
+            return out
+
+    rng = np.random.default_rng(seed)
+    keys = torch.from_numpy(rng.integers(0, bank.shape[0], (batch, length)))
+    h0 = torch.from_numpy(rng.integers(0, bank.shape[1], batch))
+    with _Writes() as writes:
+        table_scan.keyed_table_scan(bank, keys, h0, impl="torch")
+    merges = batch * sum(length - 2**r for r in range(math.ceil(math.log2(length))))
+    return writes.elements / merges
+
+
 @theorem(
     "brandoit.def5.1",
     f"{SRC}, Definition 5.1 and the §5 proposition",
@@ -428,6 +458,7 @@ def def51(thorough: bool) -> list[Part]:
 
     rng = np.random.default_rng(0)
     out, heads_checked, length = [], 0, 2**14 if thorough else 2**11
+    costs: list[tuple[int, float]] = []
     for spec in ["S5", "T4", "M11"]:
         net = load_model(compile_nfsm(resolve_spec(spec)))
         for li, layer in enumerate(net.layers):
@@ -465,9 +496,15 @@ def def51(thorough: bool) -> list[Part]:
                         orbit_k == set(comp_arr[:, k].tolist()) and len(orbit_k) <= min(len(comps), 2**bits),
                         f"{spec} head {head}: the indices reachable from {k} are not the composites' images",
                     )
+                flat = bank[:, head, :d]
+                cost = _merge_cost(flat)
+                require(
+                    cost <= MERGE_COST_FACTOR * d,
+                    f"{spec} head {head}: merge cost {cost:.3g} > {MERGE_COST_FACTOR}·{d}",
+                )
+                costs.append((d, cost))
                 keys = torch.from_numpy(rng.integers(0, layer.n_keys, (8, length)))
                 h0 = torch.from_numpy(rng.integers(0, d, 8))
-                flat = bank[:, head, :d]
                 ref = table_scan.keyed_table_scan(flat, keys, h0, impl="naive")
                 for impl in ("chunked", "torch"):
                     got = table_scan.keyed_table_scan(flat, keys, h0, impl=impl)
@@ -475,6 +512,12 @@ def def51(thorough: bool) -> list[Part]:
                 sizes.append(f"{len(comps)} ≤ 2^{bits}")
                 heads_checked += 1
             out.append(f"{spec} layer {li}: |M| per head {', '.join(sorted(set(sizes)))}")
+    for d in (32, 128):  # random tables, to span the sizes
+        cost = _merge_cost(torch.from_numpy(rng.integers(0, d, (3, d))))
+        require(cost <= MERGE_COST_FACTOR * d, f"random tables: merge cost {cost:.3g} > {MERGE_COST_FACTOR}·{d}")
+        costs.append((d, cost))
+    per_d = ", ".join(f"d = {d}: {c:.3g}" for d, c in sorted(set(costs)))
+    ratios = [c / d for d, c in costs]
     return [
         verified(
             "per head: the composites the tables generate (closure) number exactly the transition monoid's size "
@@ -483,7 +526,13 @@ def def51(thorough: bool) -> list[Part]:
             "proposition); the chunked and log-depth table scans "
             "equal the sequential scan index for index: " + "; ".join(out),
             cases=f"S5, T4, M11: {heads_checked} heads, 8 random key words of length {length} from random starts each",
-        )
+        ),
+        verified(
+            f"merge cost c (Def. 5.1: c = O(d)), measured on the log-depth scan as the elements its aten ops write per "
+            f"merge (2 words of length 64): {per_d}; c/d in [{min(ratios):.3g}, {max(ratios):.3g}], every c ≤ "
+            f"{MERGE_COST_FACTOR}·d",
+            cases=f"the {heads_checked} heads above and random tables with d = 32, 128",
+        ),
     ]
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler import compile_householder, gh
+from fsa2rnn.compiler.program import program_of
 from fsa2rnn.fsa.library import resolve_spec
 
 from . import Part, checked, demonstrated, require, theorem, verified
@@ -336,9 +337,8 @@ def _factor_bound(m, spec: str, must_be_minimal: bool) -> str:
     with ``must_be_minimal``; otherwise reported as not decided)."""
     import math
 
-    e = m.header["layers"][0]
-    name, n = e["name"], int(e["width"])
-    fkind, fargs = m.tensors[f"{name}.fkind"], m.tensors[f"{name}.fargs"]
+    layer = program_of(m).layers[0]
+    n, fkind, fargs = layer.width, layer.stored["fkind"], layer.stored["fargs"]
     counts = gh.factors_per_row(fkind)
     k = 0
     for row, c in zip(gh.unpack(fkind, fargs), counts):
@@ -411,12 +411,12 @@ def thm4(thorough: bool) -> list[Part]:
         a = resolve_spec(spec)
         m = compile_householder(a, construction="cascade")
         n = a.reachable().n_states
-        layers = m.header["layers"]
+        layers = program_of(m).layers
         require(len(layers) <= 2**n, f"{spec}: {len(layers)} layers > 2^|Q|")
         per = []
-        for e in layers:
-            width, f = int(e["width"]), int(gh.factors_per_row(m.tensors[f"{e['name']}.fkind"]).max())
-            beta = np.asarray(m.tensors[f"{e['name']}.beta"])
+        for layer in layers:
+            width, f = layer.width, int(gh.factors_per_row(layer.stored["fkind"]).max())
+            beta = layer.stored["beta"]
             require(width <= n and f <= width, f"{spec}: a layer of width {width} uses {f} factors (|Q| = {n})")
             require(bool(np.all((beta >= 0) & (beta <= 2))), f"{spec}: a factor with 1 − β off [−1, 1]")
             per.append(f"{f}≤{width}")
@@ -451,7 +451,7 @@ def thm6(thorough: bool) -> list[Part]:
     for m_ in ms:
         a = resolve_spec(f"Z{m_}")
         m = compile_householder(a, construction="reflections2")
-        kinds = {gh.KINDS[int(c)] for e in m.header["layers"] for c in np.unique(m.tensors[f"{e['name']}.fkind"])}
+        kinds = {gh.KINDS[int(c)] for layer in program_of(m).layers for c in np.unique(layer.stored["fkind"])}
         require(kinds <= {"identity", "negate", "angle"}, f"Z{m_}: factors other than reflections: {kinds}")
         require(m.summary["layers"] == 2 and m.summary["factors_per_step"] == 1, f"Z{m_}: not 2 layers × 1 factor")
         exact_two_sided(m, a)
