@@ -10,7 +10,7 @@ $(BIN)/fsa2rnn: pyproject.toml setup.py
 	@$(BIN)/python -m pip install -q --upgrade pip || echo "(pip not upgraded; continuing)"
 	@# Keep a torch that is already there (a GPU machine's build); otherwise take the pinned CPU wheel.
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
-	@$(BIN)/python -m pip install -q -e ".[nn,triton,dev]"
+	@$(BIN)/python -m pip install -q -e ".[nn,triton,dev,lstar,docs]"
 	@touch $@
 
 setup: $(BIN)/fsa2rnn
