@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .errors import echo_json
+from .lstar_options import lstar_options, run_lstar
 from .options import check_output, max_states_option
 
 
@@ -26,6 +27,7 @@ from .options import check_output, max_states_option
 @click.option("--samples", type=click.IntRange(min=1), default=512, show_default=True, help="Words for L_max.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @max_states_option
+@lstar_options
 def compare_command(
     run: str,
     spec: str | None,
@@ -39,10 +41,15 @@ def compare_command(
     samples: int,
     as_json: bool,
     max_states: int,
+    method: str,
+    max_queries: int,
+    max_seconds: float,
+    depth: int,
 ) -> None:
     """Extract the automaton the model of training run RUN implements and relate it to the target (isomorphic,
     homomorphic, or none with a witness); compare its transition spectra, monoid, NFSM tables and L_max with a
-    compiled model's."""
+    compiled model's. With --method lstar or kv, learn the machine black-box instead (AALpy) and relate it to the
+    target and to the white-box extraction."""
     from fsa2rnn.compiler.model import CompiledModel
     from fsa2rnn.fsa.errors import SpecError
     from fsa2rnn.fsa.library import resolve_spec
@@ -60,6 +67,11 @@ def compare_command(
     if plot_path is not None and not has_spectra(model):
         raise SpecError(f"--plot draws eigenvalues of A(x): a {cfg.model} model has no linear transition")
     length = length or cfg.train_lengths(task)[1]
+    if method != "whitebox":
+        if plot_path is not None or compiled_path is not None:
+            raise SpecError(f"--plot and --compiled belong to --method whitebox, not {method}")
+        return run_lstar(model, task, target, method=method, length=length, words=words, seed=seed,
+                         max_queries=max_queries, max_seconds=max_seconds, depth=depth, as_json=as_json)  # fmt: skip
     report = compare(model, task, target=target, compiled=compiled, length=length, words=words, seed=seed,
                      lmax=lmax, cap=cap, n_words=samples)  # fmt: skip
     if plot_path is not None:
