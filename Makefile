@@ -1,9 +1,10 @@
 # The README's two commands: `make demo` (set up, run the main job on a builtin) and `make test` (set up, run the suite).
+# `make shell` opens a shell in the environment; `make docs` builds the documentation site.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint docs shell bench clean
 
 $(BIN)/fsa2rnn: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
@@ -24,8 +25,18 @@ test: setup
 lint: setup
 	@$(BIN)/ruff check .
 
+# The documentation site (MkDocs + Material + mkdocstrings) into site/; --strict: a broken link or reference fails.
+docs: setup
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	@echo "docs: site/index.html (or: $(BIN)/mkdocs serve)"
+
+# A shell with the virtual environment active: fsa2rnn, python and pytest are this checkout's (exit to leave).
+shell: setup
+	@echo "fsa2rnn environment: $(VENV) (type exit to leave)"
+	@VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $${SHELL:-bash}
+
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis out
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis out site
