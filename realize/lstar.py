@@ -14,9 +14,10 @@ from RNNs):
   target is given), the hypothesis's W-method words up to ``depth`` extra symbols (Chow's W-method, AALpy's
   ``compute_characterization_set``), and ``random_words`` random words of uniform length 1..length (a random walk
   with resets). The first disagreement is the counterexample.
-- **Limits** — ``max_queries`` words run through the model (membership, lookahead and equivalence words together)
-  and ``max_seconds`` wall-clock seconds. The equivalence oracle stops testing when either is spent (the hypothesis
-  stands, ``stopped_by`` says which); a membership query past the limit ends learning with the last hypothesis.
+- **Limits** — ``max_queries`` words run through the model (membership, lookahead and equivalence words together;
+  never more) and ``max_seconds`` wall-clock seconds (checked before each model batch). The equivalence oracle stops
+  testing when either is spent (the hypothesis stands, ``stopped_by`` says which); a membership query past the
+  limit ends learning with the last hypothesis.
 
 A learned machine is what the model does on the words the oracle tried, not a proof about every word: the report
 gives its agreement with the model on held-out words at the training length and at 10 times it
@@ -135,15 +136,19 @@ class ModelTeacher:
         if w and w not in self.cache:
             if self.spent():
                 raise _Spent
-            self.run([list(w) + u for u in self.lookahead])
+            room = self.limits.max_queries - self.model_words
+            self.run([list(w) + u for u in self.lookahead] if room >= len(self.lookahead) else [list(w)])
         return [self.cache[w[: i + 1]] for i in range(len(w))]
 
     def known(self, words: list[list[int]]) -> list[list[int]]:
-        """The classes along each word, running the uncached ones (in batches of :data:`ORACLE_BATCH`)."""
-        missing = [w for w in words if w and tuple(w) not in self.cache]
-        for s in range(0, len(missing), ORACLE_BATCH):
-            self.run(missing[s : s + ORACLE_BATCH])
+        """The classes along each word, running the uncached ones in one batch (the caller keeps batches within
+        the query limit: :meth:`room`)."""
+        self.run([w for w in words if w and tuple(w) not in self.cache])
         return [[self.cache[tuple(w[: i + 1])] for i in range(len(w))] for w in words]
+
+    def room(self) -> int:
+        """Words the model may still run under the query limit."""
+        return max(self.limits.max_queries - self.model_words, 0)
 
 
 def _sul(teacher: ModelTeacher, symbols: tuple[str, ...], classes: tuple[str, ...]) -> Any:
@@ -224,12 +229,15 @@ def _eq_oracle(teacher: ModelTeacher, symbols: tuple[str, ...], classes: tuple[s
                     suite = [rng.integers(0, len(symbols), n).tolist() for n in lengths]
                 else:
                     suite = [[index[x] for x in w] for w in suite]
-                for s in range(0, len(suite), ORACLE_BATCH):
+                s = 0
+                while s < len(suite):
                     why = teacher.spent()
                     if why:
                         state["stopped_by"] = why
                         return None
-                    batch = [w for w in suite[s : s + ORACLE_BATCH] if w]
+                    take = min(ORACLE_BATCH, teacher.room())
+                    batch = [w for w in suite[s : s + take] if w]
+                    s += take
                     state["test_words"] += len(batch)
                     cex = _first_disagreement(hyp, batch, teacher.known(batch))
                     if cex is not None:

@@ -6,6 +6,7 @@ training length and 10×, the default limits held), every other layer family, th
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -75,8 +76,18 @@ def test_the_query_limit_stops_learning_with_the_last_hypothesis():
     except LimitExceededError as exc:
         assert "before its first hypothesis" in str(exc)
     else:
-        assert ex.details["stopped_by"] == "queries"
+        assert ex.details["stopped_by"] == "queries" and ex.details["model_words"] <= 8
         assert ex.minimal.n_states < 5
+
+
+@pytest.mark.parametrize("max_queries", [1, 50, 700])
+def test_the_query_limit_is_never_passed(max_queries):
+    ex = None
+    with contextlib.suppress(LimitExceededError):
+        ex = _learn_compiled(random_automaton(6, 3, 1), lambda x: compile_nfsm(x, heads="single"),
+                             limits=Limits(max_queries=max_queries))  # fmt: skip
+    if ex is not None:
+        assert ex.details["model_words"] <= max_queries
 
 
 @pytest.mark.parametrize(
@@ -153,7 +164,7 @@ def test_every_layer_family_is_learned_within_the_limits(layer, args):
     model = SequenceModel(task.vocab_size, task.n_classes, layer, 1, 8, layer_args=args).eval()
     ex = lstar_extract(model, symbols=task.automaton.symbols, classes=task.classes, length=6, words=32,
                        limits=Limits(max_queries=3000, max_seconds=30))  # fmt: skip
-    assert ex.minimal.n_states >= 1 and ex.details["model_words"] <= 3000 + 512
+    assert ex.minimal.n_states >= 1 and ex.details["model_words"] <= 3000
     assert ex.details["stopped_by"] in (None, "queries", "time")
     if ex.details["stopped_by"] is None:
         assert ex.agreement["token"][0] > 0.5
