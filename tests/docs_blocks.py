@@ -8,6 +8,8 @@ Conventions (docs/index.md, "Reading the code blocks"):
   as ``make …`` or ``source …`` are not run). The exit code is 0, or what the line's comment says (``# exit 2``), or 2
   when the next line of a transcript starts with ``error:``.
 - A result comment ``# → TEXT`` after a command: the command's output, stripped, matches TEXT.
+- A transcript (``$ fsa2rnn …`` lines): the lines after a command, up to the next ``$ `` line, are its output
+  (``…`` alone on a line stands for any number of lines).
 - An output block: a ```text block right after a code block holds what that block prints (for a sh block: the
   outputs of its commands, in order); ``...`` alone on a line matches any number of lines, ``…`` inside a line any
   text; trailing blanks are ignored.
@@ -19,6 +21,7 @@ Conventions (docs/index.md, "Reading the code blocks"):
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -51,6 +54,7 @@ class Command:
     exit_code: int
     result: str | None = None  #: the ``# →`` comment
     mkdir: bool = False
+    output: str | None = None  #: in a transcript, the lines after ``$ fsa2rnn …`` up to the next ``$ ``
 
 
 @dataclass
@@ -119,7 +123,11 @@ def shell_commands(block: Block) -> list[Command]:
         code = re.search(r"exit (\d)", comment)
         words = shlex.split(line, comments=True)
         expected = int(code.group(1)) if code else 2 if shows_error else 0
-        out.append(Command(words[1:], stdin, expected, result.group(1).strip() if result else None))
+        cmd = Command(words[1:], stdin, expected, result.group(1).strip() if result else None)
+        if lines[i].startswith("$ "):
+            shown = [x for x in itertools.takewhile(lambda x: not x.startswith("$ "), lines[i + 1 :])]
+            cmd.output = "\n".join("..." if x.strip() == "…" else x for x in shown) if shown else None
+        out.append(cmd)
     return out
 
 

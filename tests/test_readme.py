@@ -65,6 +65,9 @@ def _run_shell(block: Block, runner: CliRunner, tmp_path: Path) -> int:
         if cmd.result is not None:
             said = f"{shown}: printed\n{result.output}\nthe page: {cmd.result}"
             assert matches(cmd.result, result.output.strip()), said
+        if cmd.output is not None:
+            said = f"{shown}: printed\n{result.output}\nthe page's transcript:\n{cmd.output}"
+            assert matches(cmd.output, result.output), said
         printed.append(result.output)
     if block.output is not None:
         got = "".join(printed)
