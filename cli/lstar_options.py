@@ -24,7 +24,7 @@ def lstar_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-seconds", type=click.FloatRange(0, MAX_SECONDS_LIMIT, min_open=True),
                      default=MAX_SECONDS, show_default=True, help="lstar/kv: wall-clock limit of the learning."),
         click.option("--depth", type=click.IntRange(0, MAX_DEPTH), default=DEPTH, show_default=True,
-                     help="lstar/kv: W-method depth (extra symbols beyond the hypothesis's transition cover)."),
+                     help="lstar/kv: W-method depth (extra symbols between the transition cover and the W set)."),
     ]  # fmt: skip
     for option in reversed(options):
         fn = option(fn)

@@ -11,7 +11,7 @@ from RNNs):
   (k^d ≤ :data:`LOOKAHEAD_WORDS` for k symbols), since the learner asks for extensions of the words it has asked.
 - **Equivalence query** — :class:`ModelEquivalenceOracle` tests a hypothesis on three sets of words, each run through
   the model in batches: the target's W-method words (its transition cover times its characterization set, when a
-  target is given), the hypothesis's W-method words up to ``depth`` extra symbols (Chow's W-method, AALpy's
+  target is given), the hypothesis's W-method words with up to ``depth`` extra symbols (Chow's W-method, AALpy's
   ``compute_characterization_set``), and ``random_words`` random words of uniform length 1..length (a random walk
   with resets). The first disagreement is the counterexample.
 - **Limits** — ``max_queries`` words run through the model (membership, lookahead and equivalence words together;
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +110,7 @@ class ModelTeacher:
         return time.perf_counter() - self.start
 
     def spent(self) -> str | None:
-        """ "queries" or "time" when that limit is spent, else None."""
+        """The limit that is spent, "queries" or "time" (None if neither)."""
         if self.model_words >= self.limits.max_queries:
             return "queries"
         if self.elapsed() >= self.limits.max_seconds:
@@ -215,45 +215,58 @@ def _eq_oracle(teacher: ModelTeacher, symbols: tuple[str, ...], classes: tuple[s
     index = {s: i for i, s in enumerate(symbols)}
     rng = np.random.default_rng([seed, 7])
     limits = teacher.limits
-    seeds = _w_method_words(machine_to_aalpy(target), symbols, 1) if target is not None else []
+    seeds = _w_parts(machine_to_aalpy(target), symbols) if target is not None else None
 
     class ModelEquivalenceOracle(Oracle):
         def find_cex(self, hypothesis: Any) -> tuple | None:
             hyp = _outputs_table(hypothesis, classes, symbols)
             state["hypotheses"].append(hypothesis)
             state["equivalence_queries"] += 1
-            suites = [seeds, _w_method_words(hypothesis, symbols, limits.depth), None]
+            suites = [
+                _w_method_words(seeds, symbols, 1) if seeds is not None else iter(()),
+                _w_method_words(_w_parts(hypothesis, symbols), symbols, limits.depth),
+                _random_words(),
+            ]
             for suite in suites:
-                if suite is None:  # the random walk, drawn fresh for each hypothesis
-                    lengths = rng.integers(1, length + 1, limits.random_words)
-                    suite = [rng.integers(0, len(symbols), n).tolist() for n in lengths]
-                else:
-                    suite = [[index[x] for x in w] for w in suite]
-                s = 0
-                while s < len(suite):
+                words = ([index[x] for x in w] for w in suite)
+                while True:
                     why = teacher.spent()
                     if why:
                         state["stopped_by"] = why
                         return None
-                    take = min(ORACLE_BATCH, teacher.room())
-                    batch = [w for w in suite[s : s + take] if w]
-                    s += take
+                    batch = [w for w in itertools.islice(words, min(ORACLE_BATCH, teacher.room())) if w]
+                    if not batch:
+                        break
                     state["test_words"] += len(batch)
                     cex = _first_disagreement(hyp, batch, teacher.known(batch))
                     if cex is not None:
                         return tuple(symbols[x] for x in cex)
             return None
 
+    def _random_words() -> Iterator[list[str]]:
+        """The random walk with resets: words of uniform length 1..length, drawn fresh for each hypothesis."""
+        for n in rng.integers(1, length + 1, limits.random_words):
+            yield [symbols[x] for x in rng.integers(0, len(symbols), n)]
+
     return ModelEquivalenceOracle(list(symbols), None)
 
 
-def _w_method_words(moore: Any, symbols: tuple[str, ...], depth: int) -> list[tuple]:
-    """Chow's W-method test words of an AALpy machine: transition cover · Σ^{<depth} · characterization set."""
+def _w_parts(moore: Any, symbols: tuple[str, ...]) -> tuple[list[tuple], list[tuple]]:
+    """(transition cover, characterization set) of an AALpy machine, for :func:`_w_method_words`."""
     moore.compute_prefixes()
     char_set = moore.compute_characterization_set(raise_warning=False) or [()]
-    cover = [s.prefix + (x,) for s in moore.states for x in symbols]
-    middles = [m for d in range(max(depth, 1)) for m in itertools.product(symbols, repeat=d)]
-    return [c + m + e for m in middles for c in cover for e in char_set]
+    return [s.prefix + (x,) for s in moore.states for x in symbols], char_set
+
+
+def _w_method_words(parts: tuple[list[tuple], list[tuple]], symbols: tuple[str, ...], depth: int) -> Iterator[tuple]:
+    """Chow's W-method test words, shortest middles first (generated lazily: the oracle takes what the query limit
+    allows): transition cover · Σ^{≤depth} · characterization set."""
+    cover, char_set = parts
+    for d in range(depth + 1):
+        for m in itertools.product(symbols, repeat=d):
+            for c in cover:
+                for e in char_set:
+                    yield c + m + e
 
 
 def _from_aalpy(moore: Any, symbols: Sequence[str] | None) -> tuple[Any, list[Any]]:
