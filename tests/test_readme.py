@@ -3,9 +3,10 @@ the conventions: commands and their exit codes, ``# →`` result comments, ```te
 marker). One test per page; a page's blocks run in order in one scratch folder (a model compiled in one block is
 there for the next), with `examples/` linked in.
 
-Budget: the pages' blocks use small examples (tiny training runs, a few hundred steps at most); all pages together
-take about a minute and a half on 2 CPUs (the slowest are the training and compare pages). The quickstart script
-(`make demo`) runs too."""
+Budget: the pages' blocks use small examples (tiny training runs, a few hundred steps at most). All pages together
+take about 35 s of CPU — measured 110 s of wall time on a 2-core machine at load 7.6 — the README (the tour, with a
+training run) and the compare, training and precision pages the longest (15–25 s each there). The quickstart
+script (`make demo`) runs too."""
 
 from __future__ import annotations
 
