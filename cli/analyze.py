@@ -9,6 +9,7 @@ import click
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import classify
+from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
 
@@ -17,6 +18,33 @@ from .options import max_states_option
 from .progress import stages
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
+#: Monoids with more elements are analysed from their D-classes (fsa.dclasses.green_classes), never enumerated.
+ENUMERATION_THRESHOLD = 1 << 18
+
+
+def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES) -> Any:
+    """The transition monoid, enumerated (a TransitionMonoid) when it has at most ENUMERATION_THRESHOLD elements,
+    else its D-class structure (a GreenClasses: size, idempotents, Green's classes and subgroups without the
+    elements). The enumeration is tried first, stopped at the threshold; past it (and only when the threshold, not
+    the memory limit, stopped it), the D-classes (orbits of images and kernels); when these are refused (a limit),
+    the full enumeration decides, with its own limits and messages."""
+    from fsa2rnn.fsa.dclasses import green_classes
+
+    limit = min(max_elements, ENUMERATION_THRESHOLD)
+    try:
+        return TransitionMonoid(a, max_elements=limit, max_bytes=max_bytes)
+    except LimitExceededError as exc:
+        if max_elements <= ENUMERATION_THRESHOLD or f"the element limit of {limit:,}" not in str(exc):
+            raise  # the user's element limit, or the memory limit (elements too large to hold even 2^18): as before
+    try:
+        S = green_classes(a, max_bytes=max_bytes)
+    except LimitExceededError:
+        return TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes)
+    if S.size > max_elements:
+        raise LimitExceededError(
+            f"transition monoid has {S.size:,} elements, over the element limit of {max_elements:,}"
+        )
+    return S
 
 
 def analysis(
@@ -32,7 +60,7 @@ def analysis(
     from fsa2rnn.fsa.realizability import realizability  # imports the holonomy code: after the limits are checked
 
     step(ANALYSIS_STAGES[0])
-    M = TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes)
+    M = monoid_structure(a, max_elements=max_elements, max_bytes=max_bytes)
     step(ANALYSIS_STAGES[1])
     G = M.green
     monoid: dict[str, Any] = {
@@ -100,14 +128,16 @@ def _text(report: dict[str, Any]) -> list[str]:
     type=click.IntRange(min=1),
     default=MAX_ELEMENTS,
     show_default=True,
-    help="Refuse monoids with more elements (exit 2).",
+    help="Refuse monoids with more elements (exit 2). Monoids over 262,144 elements are analysed from their "
+    "D-classes, without enumerating them.",
 )
 @click.option(
     "--max-memory",
     type=click.FloatRange(min=0, min_open=True),
     default=MAX_BYTES / 2**30,
     show_default=True,
-    help="GiB the monoid and Green's structure may take; fewer elements are allowed when each is large (exit 2).",
+    help="GiB the monoid and Green's structure may take; fewer elements are allowed when each is large; also "
+    "bounds the image/kernel orbits and Schützenberger groups of the D-class analysis (exit 2).",
 )
 @click.option("--no-cascade", is_flag=True, help="Skip the holonomy decomposition in the realizability report.")
 @max_states_option

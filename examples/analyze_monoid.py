@@ -5,7 +5,7 @@ Run: python examples/analyze_monoid.py   (a few seconds; writes nothing)
 
 from __future__ import annotations
 
-from fsa2rnn.fsa import Automaton, TransitionMonoid, resolve_spec
+from fsa2rnn.fsa import Automaton, TransitionMonoid, green_classes, resolve_spec
 from fsa2rnn.fsa.classify import classify, definite_degree
 from fsa2rnn.fsa.realizability import realizability
 
@@ -41,3 +41,10 @@ print("last-two definite degree:", definite_degree(TransitionMonoid(last_two)))
 # 5. Which architectures realize the flip-flop, exactly and robustly (docs/theory.md's two senses)?
 for family, cols in realizability(resolve_spec("flipflop")).items():
     print(f"  {family:<22} exact: {cols['exact']['realizes']!s:<5}  robust: {cols['robust']['realizes']}")
+
+# 6. Without enumerating: T_8 has 8^8 = 16,777,216 elements; green_classes gets its Green's classes, size and
+#    idempotents from orbits of images and kernels and the Schützenberger groups (a fraction of a second).
+T8 = green_classes(resolve_spec("T8"))
+print(T8, "| idempotents:", T8.number_of_idempotents, "| definite:", classify(T8)["is_definite"])
+for d in T8.d_classes[:3]:
+    print(f"  D-class {d.index}: rank {d.rank}, {d.r_classes} R × {d.l_classes} L classes, H of order {d.group_order}")

@@ -1,6 +1,7 @@
 """Automata and their algebra: the Automaton core, spec strings and builtins, transition monoids, holonomy.
 
-Public API (docs/architecture.md): ``Automaton``, ``resolve_spec``, ``TransitionMonoid``, ``holonomy_decomposition``.
+Public API (docs/architecture.md): ``Automaton``, ``resolve_spec``, ``TransitionMonoid``, ``green_classes``,
+``holonomy_decomposition``.
 Names are imported lazily so that the core stays light.
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "Automaton",
     "resolve_spec",
     "TransitionMonoid",
+    "green_classes",
     "holonomy_decomposition",
     "Cascade",
     "FsaError",
@@ -46,6 +48,7 @@ __getattr__ = lazy_getattr(
     __name__,
     {
         "TransitionMonoid": ("monoid", "TransitionMonoid"),
+        "green_classes": ("dclasses", "green_classes"),
         "holonomy_decomposition": ("holonomy", "holonomy_decomposition"),
         "Cascade": ("cascade", "Cascade"),
     },

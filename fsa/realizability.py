@@ -79,11 +79,12 @@ def _series_sizes(automaton: Any) -> dict[str, Any]:
     }
 
 
-def realizability(automaton: Any, monoid: TransitionMonoid | None = None, *, cascade: bool = True) -> dict[str, Any]:
+def realizability(automaton: Any, monoid: Any = None, *, cascade: bool = True) -> dict[str, Any]:
     """The realizability report of an Automaton: architecture family → {"exact": verdict, "robust": verdict}.
 
-    ``monoid`` may be passed when already computed; ``cascade=False`` skips the holonomy decomposition (its sizes
-    are then reported as not computed).
+    ``monoid`` may be passed when already computed (a TransitionMonoid, or the GreenClasses of
+    fsa.dclasses.green_classes: the verdicts need only the generators, the D-classes and their subgroups);
+    ``cascade=False`` skips the holonomy decomposition (its sizes are then reported as not computed).
     """
     M = monoid if monoid is not None else TransitionMonoid(automaton)
     n = automaton.n_states

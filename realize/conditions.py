@@ -20,6 +20,10 @@ equivalently cells U_q with Φ_x(U_q) ⊕ B̄_η ⊆ U_{δ_x(q)} (Theorem 3.2). 
 At η = 0 there is no perturbation: the verdict is the exact check's ((R1)–(R3) on the finite code). ``not_robust``
 above a *sufficient* radius (branch (ii), shift register) means "not certified at this η"; the evidence says so and
 gives the failing word when the adversarial simulation finds one.
+
+A ``robust`` verdict that the checker's own adversarial simulation contradicts (a trajectory fails below the
+radius it certified) is a bug in the radius, not a property of the model: the verdict is then ``not_robust`` with
+``contradiction`` set and the failing length in the evidence, never ``robust``.
 """
 
 from __future__ import annotations
@@ -345,12 +349,29 @@ def check_conditions(
         raise SpecError("the spec's states or symbols differ from the model's (same names in the same order needed)")
     automaton = automaton.replace(initial=model.initial)
     if model.target == "nfsm":
-        return _nfsm(model, automaton, eta, dtype, simulate, cap, seed)
+        return _contradicted(_nfsm(model, automaton, eta, dtype, simulate, cap, seed))
     if model.target in ("householder", "diagonal"):
-        return _linear_rnn(model, automaton, eta, dtype, mode, simulate, cap, seed)
+        return _contradicted(_linear_rnn(model, automaton, eta, dtype, mode, simulate, cap, seed))
     if model.target == "affine":
-        return _affine(model, automaton, eta, dtype, simulate, cap, seed)
+        return _contradicted(_affine(model, automaton, eta, dtype, simulate, cap, seed))
     raise ModelFileError(f"no robustness check for target {model.target!r}")
+
+
+def _contradicted(res: dict[str, Any]) -> dict[str, Any]:
+    """A ``robust`` verdict whose own simulation found a failing trajectory becomes ``not_robust`` (contradiction)."""
+    sim = res.get("simulation")
+    if res["verdict"] != "robust" or not sim or sim.get("l_max") is None:
+        return {**res, "contradiction": False}
+    return {
+        **res,
+        "verdict": "not_robust",
+        "theorem": "contradiction",
+        "contradiction": True,
+        "evidence": (
+            f"the certificate claims robustness at η = {res['eta']:.6g} (radius {res.get('radius')}) but its own "
+            f"adversarial simulation fails at length {sim['l_max']}: the certified radius is wrong; " + res["evidence"]
+        ),
+    }
 
 
 #: defaults of ``fsa2rnn verify --eta``: the L_max search (start, words) and the drift plot (words, longest length)

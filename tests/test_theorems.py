@@ -9,7 +9,18 @@ import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.realize.theorems import KINDS, REGISTRY, STATUSES, Theorem, registry
+from fsa2rnn.realize.theorems import (
+    KINDS,
+    REGISTRY,
+    STATUSES,
+    Theorem,
+    checked,
+    combine,
+    demonstrated,
+    registry,
+    run_theorem,
+    verified,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -33,6 +44,11 @@ REQUIRED = [
     "brandoit.propG.1",
     "dlr.init_dft",
     "dlr.prod",
+    "dlr.conv",
+    "grazzi.sec4.2",
+    "brandoit.propG.3",
+    "brandoit.H.6",
+    "brandoit.corF.14",
 ]
 
 
@@ -70,12 +86,29 @@ def test_cheap_claims_pass_through_the_cli_json(runner):
         res = runner.invoke(main, ["theorems", "--only", tid, "--json"])
         assert res.exit_code == 0, res.output
         (entry,) = json.loads(res.stdout)["theorems"]
-        assert set(entry) == {"id", "source", "statement", "kind", "status", "seconds", "evidence"}
+        assert set(entry) == {"id", "source", "statement", "kind", "status", "seconds", "evidence", "parts"}
         assert entry["id"] == tid and entry["status"] in STATUSES and entry["status"] != "failed" and entry["evidence"]
+        assert entry["parts"] and all(p["status"] in entry["status"].split("+") for p in entry["parts"])
 
 
 def test_unknown_theorem_id_is_bad_input(runner):
     _one_line_error(runner.invoke(main, ["theorems", "--only", "grazzi.thm99"]), "unknown theorem id")
+
+
+def test_status_follows_from_how_each_part_was_checked():
+    assert combine(verified("a", cases="x")) == ("verified", "a [exact; cases: x]")
+    status, evidence = combine([verified("a", cases="x"), checked("b", cases="y", tolerance="1e-9")])
+    assert status == "verified+checked" and evidence.startswith("verified: a") and "checked: b" in evidence
+    assert combine([demonstrated("c", witnesses="w")])[0] == "demonstrated"
+    with pytest.raises(ValueError):
+        checked("b", cases="y")  # neither a tolerance nor a sample size
+    with pytest.raises(TypeError):
+        combine("a bare string")  # type: ignore[arg-type]
+
+
+def test_a_check_returning_a_bare_string_fails(monkeypatch):
+    monkeypatch.setitem(REGISTRY, "test.str", Theorem("test.str", "a test", "s", "bound", lambda thorough: "ok"))
+    assert run_theorem(REGISTRY["test.str"])["status"] == "failed"
 
 
 def test_a_failing_check_exits_1(runner, monkeypatch):
@@ -155,3 +188,18 @@ def test_compile_affine_refuses_non_definite_automata_with_theorem_4_1(runner, t
     res = runner.invoke(main, ["compile", "flipflop", "--target", "affine", "-o", str(out)])
     _one_line_error(res, "Theorem 4.1")
     assert "witness" in res.stderr and not out.exists()
+
+
+def test_check_conditions_flags_a_robust_verdict_its_own_simulation_contradicts(monkeypatch):
+    from fsa2rnn.compiler.definite_to_affine import compile_affine
+    from fsa2rnn.fsa.library import resolve_spec
+    from fsa2rnn.realize import conditions
+
+    model = compile_affine(resolve_spec("regex:(a|b)*ab"))  # certified radius 1/4, tight
+    honest = conditions.check_conditions(model, 0.2, cap=64)
+    assert honest["verdict"] == "robust" and honest["contradiction"] is False
+    original = conditions._certified
+    monkeypatch.setattr(conditions, "_certified", lambda st, a, eta, star, *rest: original(st, a, eta, 3 * star, *rest))
+    res = conditions.check_conditions(model, 0.6, cap=64)  # "robust below 0.75" is a lie
+    assert res["verdict"] == "not_robust" and res["contradiction"] is True and res["theorem"] == "contradiction"
+    assert res["simulation"]["l_max"] is not None and "certified radius is wrong" in res["evidence"]

@@ -1,5 +1,8 @@
-"""Helpers shared by the registry's checks: compile-check-run, the float orbit of a learned layer along x^k, a tiny
-fit to parity."""
+"""Helpers shared by the registry's checks: compile-check-run (with the exact checker shown to reject a near miss),
+the float orbit of a learned layer along x^k, a tiny fit to counting.
+
+The checkers are called through their modules' attributes (``exact_check.exact_check``, ``extract.extract_and_compare``)
+so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
@@ -14,14 +17,49 @@ from fsa2rnn.fsa.automaton import Automaton
 from . import require
 
 
-def compiled_and_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:
-    """Require the compile-time exact check and a float64 run on random words (realize/verify.py); evidence."""
+def near_miss(automaton: Automaton) -> Automaton:
+    """The automaton with one reachable transition redirected: δ_x(q0) for the first symbol x whose image can change
+    (same states and symbols, so a model of the original must be rejected against it)."""
+    t = np.array(automaton.transitions, copy=True)
+    q0 = automaton.initial
+    x = 0
+    t[x, q0] = (t[x, q0] + 1) % automaton.n_states
+    return automaton.replace(transitions=t, name=f"{automaton.name}~")
+
+
+def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
+    """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (an NFSM:
+    its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence."""
+    from fsa2rnn.compiler import exact_check as ec
+    from fsa2rnn.realize import extract as ex
+
+    name = automaton.name or "the automaton"
+    miss = near_miss(automaton)
+    if model.target == "nfsm":
+        ok = ex.extract_and_compare(model, automaton)
+        require(bool(ok["match"]), f"{name}: the extracted tables do not realize it: {ok['statement']}")
+        bad = ex.extract_and_compare(model, miss)
+        require(not bad["match"], f"{name}: the tables are accepted against a near miss (δ_x(q0) changed)")
+        return "tables realize it, near miss rejected"
+    ok = ec.exact_check(model, automaton)
+    require(bool(ok["ok"]), f"{name}: the exact check fails: {ok['failure']}")
+    bad = ec.exact_check(model, miss)
+    require(not bad["ok"], f"{name}: the exact check accepts the model against a near miss (δ_x(q0) changed)")
+    return f"{ok['transitions_checked']} (state, symbol) steps = δ, near miss rejected"
+
+
+def float_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:
+    """A float64 run on ``n_words`` random words of ``length`` (realize/verify.py): every readout right."""
     from fsa2rnn.realize.verify import verify_model
 
-    require(bool(model.summary.get("verified")), f"{automaton.name or 'the automaton'}: the exact check failed")
     rep = verify_model(model, automaton, dtype="float64", length=length, n_words=n_words)
     require(bool(rep["ok"]), f"{automaton.name}: verify failed (first failing length {rep['first_failing_length']})")
-    return f"{model.target}/{model.construction}: exact check ok, {n_words}×{length} symbols right"
+    return f"{n_words}×{length} float64 readouts right"
+
+
+def compiled_and_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:
+    """The exact check (two-sided) and the float64 run, as one line (used where only the float run is the part)."""
+    return f"{exact_two_sided(model, automaton)}; {float_run(model, automaton, length=length, n_words=n_words)}"
 
 
 def _flat(state: Any) -> torch.Tensor:
@@ -91,6 +129,48 @@ def fit_counting(model: Any, modulus: int, *, steps: int, seed: int, length: int
         return float((model(x).argmax(-1) == x.cumsum(1) % modulus).float().mean())
 
 
+def fit_until(
+    model: Any,
+    modulus: int,
+    *,
+    target: float,
+    max_steps: int,
+    seed: int,
+    length: int = 8,
+    lr: float = 1e-2,
+    round_steps: int = 100,
+) -> tuple[float, int, float]:
+    """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of ``round_steps``
+    until its token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local
+    loop, not the trainer): (accuracy, steps, seconds)."""
+    import time
+
+    start, steps, acc = time.perf_counter(), 0, 0.0
+    while steps < max_steps:
+        acc = fit_counting(model, modulus, steps=round_steps, seed=seed + steps, length=length, lr=lr)
+        steps += round_steps
+        if acc >= target:
+            break
+    return acc, steps, time.perf_counter() - start
+
+
+@torch.no_grad()
+def layer_eigenvalues(model: Any, *, n_inputs: int, seed: int, scale: float = 3.0) -> list[np.ndarray]:
+    """Per layer of a SequenceModel: the eigenvalues (complex) of transition(x) over ``n_inputs`` random inputs
+    x ~ N(0, scale²) of width d_model (every layer's input space, so deeper layers are covered too)."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for block in model.blocks:
+        x = torch.randn(n_inputs, model.config.d_model, generator=g, dtype=torch.float64) * scale
+        a = block.layer.double().transition(x).to(torch.float64)
+        block.layer.float()
+        if a.is_complex() or a.shape[-1] != a.shape[-2] or a.dim() == 3 and model.config.layer == "mamba":
+            out.append(a.reshape(-1).numpy().astype(np.complex128))
+        else:
+            out.append(torch.linalg.eigvals(a.reshape(-1, a.shape[-2], a.shape[-1])).reshape(-1).numpy())
+    return out
+
+
 def eigenvalues(model: Any, symbol: int) -> np.ndarray:
     """Eigenvalues of the first layer's A(x) for one symbol (read with no history), complex: the entries of a
     diagonal transition (mamba), the eigenvalues of the per-head matrices otherwise."""
@@ -100,9 +180,19 @@ def eigenvalues(model: Any, symbol: int) -> np.ndarray:
     return torch.linalg.eigvals(a.reshape(-1, a.shape[-2], a.shape[-1])).reshape(-1).numpy()
 
 
-def learned(layer: str, *, seed: int, vocab: int = 2, n_classes: int = 2, d_model: int = 16, **layer_args: Any) -> Any:
-    """A small SequenceModel with one ``layer`` (seeded init, float32, no MLP)."""
+def learned(
+    layer: str,
+    *,
+    seed: int,
+    vocab: int = 2,
+    n_classes: int = 2,
+    d_model: int = 16,
+    n_layers: int = 1,
+    mlp_ratio: float = 0,
+    **layer_args: Any,
+) -> Any:
+    """A small SequenceModel of ``n_layers`` ``layer`` blocks (seeded init, float32, no MLP by default)."""
     from fsa2rnn.nn.model import SequenceModel
 
     torch.manual_seed(seed)
-    return SequenceModel(vocab, n_classes, layer, 1, d_model, layer_args=layer_args, mlp_ratio=0)
+    return SequenceModel(vocab, n_classes, layer, n_layers, d_model, layer_args=layer_args, mlp_ratio=mlp_ratio)
