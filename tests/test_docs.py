@@ -81,3 +81,23 @@ def test_docs_site_builds_strict(tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "realize" / "index.html").is_file()
+
+
+def test_readme_is_short_and_points_into_the_docs():
+    """README.md stays an entry page (≤ 300 lines); the reference lives in docs/, which it links."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    links = LINK.findall(text)
+    assert "docs/index.md" in links and sum(link.startswith("docs/guide/") for link in links) >= 8
+
+
+def test_make_setup_installs_the_optional_extras_and_ci_builds_the_docs():
+    """CI (.ci/run) builds the docs strictly and `make setup` installs the docs and L* extras, so their tests run."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r'pip install -q -e "\.\[[^\]]*\blstar\b[^\]]*\]"', makefile)
+    assert re.search(r'pip install -q -e "\.\[[^\]]*\bdocs\b[^\]]*\]"', makefile)
+    assert "mkdocs build --strict" in makefile and re.search(r"^shell:", makefile, re.M)
+    assert "make docs" in (ROOT / ".ci" / "run").read_text()
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        assert page.relative_to(ROOT / "docs").as_posix() in nav, f"{page} is not in mkdocs.yml's nav"
