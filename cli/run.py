@@ -5,7 +5,8 @@ producer gets each answer as soon as its line is complete. A batch is parsed at 
 grouped by length and each group is run through the model in one ``predict_states`` call, and the output lines are
 written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.runtime (the same
 network, started without importing torch); ``--engine torch`` and the other dtypes run the torch modules of
-fsa2rnn.nn (Householder and diagonal models with ``scan="parallel"``: the chunked scans of nn/ops/lrnn_scan).
+fsa2rnn.nn under the scan policy ``RUN_SCAN`` of nn/compiled (the chunked scans of nn/ops/lrnn_scan), which
+``verify`` measures and reports.
 Every input line gives exactly one output line (an empty line gives ``[]``); a state outside the model's readout
 is an error (nn/readout.py), never a ``null``.
 """
@@ -90,14 +91,14 @@ def _numpy_predictor(model_path: str) -> _Predictor:
 def _torch_predictor(model_path: str, dtype: str) -> _Predictor:
     import torch
 
-    from fsa2rnn.nn import load_model
+    from fsa2rnn.nn.compiled import load_model, run_options
 
     if "OMP_NUM_THREADS" not in os.environ:
         # the scans are sequences of small vectorized steps: a second thread costs more than it gives, and on a
         # busy machine its synchronization stalls every step (OMP_NUM_THREADS overrides)
         torch.set_num_threads(1)
     net = load_model(model_path).to(getattr(torch, dtype))
-    options = {"scan": "parallel"} if net.compiled.target in ("householder", "diagonal") else {}
+    options = run_options(net)
 
     def predict(ids: np.ndarray) -> np.ndarray:
         return net.predict_states(torch.from_numpy(ids), **options).numpy()

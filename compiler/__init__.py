@@ -1,7 +1,8 @@
 """Compilers: Automaton | Cascade → exact weights, as a torch-free :class:`CompiledModel`.
 
 One ``compile_*`` function per target shows the whole path (docs/architecture.md):
-``compile_householder`` (Grazzi et al.), ``compile_diagonal``, ``compile_nfsm`` (Brandoit et al.).
+``compile_householder`` (Grazzi et al.), ``compile_diagonal``, ``compile_nfsm`` (Brandoit et al.), ``compile_affine``
+(definite automata, Theorem 4.1 (iii)).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from fsa2rnn.fsa.lazy import lazy_getattr
 
 from .model import MODEL_FORMAT, CompiledModel
 
-__all__ = ["CompiledModel", "MODEL_FORMAT", "compile_householder", "compile_diagonal", "compile_nfsm"]
+__all__ = ["CompiledModel", "MODEL_FORMAT", "compile_householder", "compile_diagonal", "compile_nfsm", "compile_affine"]
 
 __getattr__ = lazy_getattr(
     __name__,
@@ -18,5 +19,6 @@ __getattr__ = lazy_getattr(
         "compile_householder": ("householder", "compile_householder"),
         "compile_diagonal": ("diagonal", "compile_diagonal"),
         "compile_nfsm": ("automaton_to_nfsm", "compile_nfsm"),
+        "compile_affine": ("definite_to_affine", "compile_affine"),
     },
 )

@@ -2,7 +2,7 @@
 Finite-State Machines").
 
 The whole path: plan heads and layers (nfsm_heads.py) → explore the (configuration, state) pairs the plan's tables
-reach, which checks that the head indices determine the state and yields the readout (nfsm_machine.py) → logits
+reach, which checks that the head indices determine the state and yields the readout (exact/nfsm.py) → logits
 with the chosen margin, as key embedding → linear map (nfsm_logits.py) → check that the float64 argmax of those
 logits gives back the tables → a :class:`CompiledModel` (header layout: compiler/NFSM.md).
 """

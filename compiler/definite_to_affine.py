@@ -34,6 +34,7 @@ from fsa2rnn.fsa.monoid import TransitionMonoid
 
 from .lrnn_spec import resolve_initial
 from .model import MODEL_FORMAT, CompiledModel, stored_automaton
+from .program import AffineProgram, program_of
 
 #: most windows (words of length ≤ k) the readout table and the exact check enumerate
 MAX_WINDOWS = 1_000_000
@@ -165,7 +166,10 @@ def check_affine(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
     one-hot codes, h_0 = 0, and the table maps every window to δ_window(q_0), every full window to a constant map's
     value. Returns ``{ok, failure, windows, nilpotent_index}``."""
     t = model.tensors
-    k = int(model.header["readout"]["window"])
+    program = program_of(model, integrity=False)
+    if not isinstance(program, AffineProgram):
+        return {"ok": False, "failure": f"target {model.target!r} is not a shift register", "windows": 0}
+    k = program.window
     s = automaton.n_symbols
     d = k * s
     A, B, h0, table = t["A"], t["B"], t["h0"], t["readout.table"]

@@ -2,7 +2,7 @@
 
 A factor is stored with its *exact* description next to its float direction (each entry the float nearest to its
 exact value, compiler/rounding.py), so that products can be multiplied out in rational arithmetic
-(compiler/exact_check.py) and the float weights checked against them for equality:
+(compiler/exact/lrnn.py) and the float weights checked against them for equality:
 
 ==========  ==========  =====================================  ==========================================
 kind        args        v                                      β and meaning

@@ -16,14 +16,12 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError, UnknownStateError
+from fsa2rnn.fsa.errors import UnknownStateError
 
 from . import gh
+from .keys import MAX_KEY_SPACE, check_key_space, encode_keys
 from .model import MODEL_FORMAT, CompiledModel, stored_automaton
 from .rounding import root_values
-
-#: mixed-radix keys are int64; the product of a layer's radices must stay below this
-MAX_KEY_SPACE = 2**62
 
 
 @dataclass
@@ -102,24 +100,6 @@ class DiagonalLayerSpec:
 def check_digest(model: CompiledModel) -> None:
     """ModelFileError if the model's header and tensors no longer match its integrity hash (compiler/model.py)."""
     model.check_integrity()
-
-
-def encode_keys(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
-    """Mixed-radix int64 codes of integer columns (first column least significant)."""
-    key = np.zeros(np.broadcast(*cols).shape if cols else (), dtype=np.int64)
-    mult = 1
-    for c, r in zip(cols, radix):
-        key = key + np.asarray(c, dtype=np.int64) * mult
-        mult *= int(r)
-    return key
-
-
-def check_key_space(radix: list[int], what: str) -> None:
-    space = 1
-    for r in radix:
-        space *= int(r)
-    if space > MAX_KEY_SPACE:
-        raise LimitExceededError(f"{what}: key space {space} exceeds the limit {MAX_KEY_SPACE} = 2^62 of int64 keys")
 
 
 def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
@@ -243,7 +223,7 @@ def assemble(
         header["summary"]["factors_per_step"] = fps
     model = CompiledModel(header, tensors).validate()
     if verify:
-        from .exact_check import exact_check  # imported here: exact_check imports encode_keys from this module
+        from .exact.lrnn import exact_check  # imported here: the exact interpreter reads the program of the model
 
         report = exact_check(model, automaton)
         header["summary"]["verified"] = bool(report["ok"])
@@ -286,4 +266,5 @@ __all__ = [
     "Construction",
     "resolve_initial",
     "check_key_space",
+    "MAX_KEY_SPACE",
 ]

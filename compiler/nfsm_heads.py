@@ -94,7 +94,7 @@ def product_heads_plan(a: Automaton) -> NFSMPlan:
 
 
 def cascade_plan(a: Automaton, *, max_cost: int | None = None) -> NFSMPlan:
-    """Stacked layers from the holonomy cascade, one head per level (Prop. G.6, CASCADE_API.md).
+    """Stacked layers from the holonomy cascade, one head per level (Prop. G.6; the cascade in docs/holonomy.md).
 
     Layer i's keys are all (symbol, indices of the levels above): |Σ|·Π_{j<i} n_j of them, at most
     :data:`MAX_CASCADE_KEYS`. With ``max_cost``, a cascade needing at least that many logits per step is refused.

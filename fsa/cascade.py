@@ -1,4 +1,4 @@
-"""Cascade products of semiautomata and their simulation (the contract in notes/CASCADE_API.md).
+"""Cascade products of semiautomata and their simulation (docs/holonomy.md, "The cascade").
 
 A cascade has levels 0..L-1, the top first. Level i is a semiautomaton on ``levels[i].n_points`` points whose input at
 a step is the symbol x_t together with the coordinates c_0..c_{i-1} of the levels above *before* that step — the
@@ -119,7 +119,7 @@ def _lookup(sorted_codes: np.ndarray, code: np.ndarray, ok: np.ndarray) -> np.nd
 
 
 class Cascade:
-    """A cascade of semiautomata with its emulation map (notes/CASCADE_API.md).
+    """A cascade of semiautomata with its emulation map (docs/holonomy.md, "The cascade").
 
     Attributes: ``symbols``, ``n_levels``, ``levels`` (top first), ``coordinates`` ((n_states, n_levels): the lift of
     each original state), ``states`` (the emulated automaton's state names), ``skeleton`` (the holonomy

@@ -2,6 +2,9 @@
 
 Every error a user can cause derives from :class:`FsaError`; the CLI maps it to one line on stderr and exit code 2.
 Messages name the offending key, symbol, state or size (and the limit, for :class:`LimitExceededError`).
+This module holds every error class of the package (the layers, ops and theorem registry import theirs from here;
+the old paths ``fsa2rnn.nn.layers.base.ConfigError``, ``fsa2rnn.nn.ops.checks.OpInputError`` and
+``fsa2rnn.realize.theorems.UnknownTheoremError`` keep working).
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ class SpecError(FsaError):
 
 class UnknownSymbolError(FsaError):
     """A word or a spec refers to a symbol the automaton does not have."""
+
+
+class SymbolIdError(UnknownSymbolError):
+    """Symbol ids given to a compiled model's executor (numpy, torch, exact or stepper) are not a word (T,) or a
+    batch (B, T) of integers in 0..|Σ|−1 within each word's length, or the lengths do not fit the batch. Raised by
+    ``fsa2rnn.compiler.inputs.check_symbol_ids``, the one check every executor runs."""
 
 
 class UnknownStateError(FsaError):
@@ -49,3 +58,23 @@ class OutputFileError(FsaError):
 
 class ModelFileError(FsaError):
     """A model file is unreadable, malformed or has been tampered with."""
+
+
+class ConfigError(FsaError, ValueError):
+    """A layer or model configuration is invalid (the message names the field, its value and what is allowed)."""
+
+
+class OpInputError(FsaError, ValueError):
+    """A tensor passed to an op has the wrong shape, dtype or values (the message names it)."""
+
+
+class UnknownTheoremError(FsaError, KeyError):
+    """No registered claim has this id."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class CheckFailed(Exception):
+    """A theorem check found the claim not to hold on its instances; the message is the evidence (internal to the
+    theorem registry: it reports a failed claim, it is not bad input)."""

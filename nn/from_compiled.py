@@ -1,5 +1,5 @@
-"""The bridge from compiled weights to a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (docs/theory.md, "Learned
-layers"): the compiled model's states become the trained architecture's states, so compiled weights can be
+"""The conversion of compiled weights into a trainable :class:`~fsa2rnn.nn.model.SequenceModel` (docs/theory.md,
+"Learned layers"): the compiled model's states become the trained architecture's states, so compiled weights can be
 compared with trained ones or used to initialize them.
 
 **Householder, one layer** (Theorem 3 permutations, C.1 rotations, parity; also a one-level cascade): H_t =

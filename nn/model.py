@@ -184,9 +184,10 @@ class SequenceModel(nn.Module):
 
     @classmethod
     def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
-        """A SequenceModel computing what a compiled model (a CompiledModel or a model file) computes, in eval mode
-        (nn/from_compiled.py: single-layer Householder → DeltaProduct, single-layer NFSM → NFSM; anything else
-        raises ConstructionError saying why)."""
+        """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
+        SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
+        DeltaProduct, single-layer NFSM → NFSM; anything else raises ConstructionError saying why). To run a
+        compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
         from .from_compiled import sequence_model_from_compiled
 
         return sequence_model_from_compiled(model, dtype=dtype)

@@ -8,7 +8,7 @@ head i's block, read as θ_i[k, j], gives the table σ(k) = argmax_j θ_i[k, j].
 head, h_t = σ_{t}(h_{t−1}), and the output is the concatenation of a_{h_t} over heads, projected to ``out_dim``.
 
 The tables depend on the key alone, so the layer computes the table of each key once (``key_tables``) and runs
-an exact keyed table scan (nn/ops/table_scan). For training (next wave), :meth:`NFSMLayer.relaxed_forward` goes
+an exact keyed table scan (nn/ops/table_scan). For training, :meth:`NFSMLayer.relaxed_forward` goes
 through the argmax with a straight-through Gumbel-softmax (Jang et al. 2017): forward the hard one-hot table of
 argmax(θ + g), backward the gradient of softmax((θ + g)/τ).
 """
@@ -102,7 +102,7 @@ class NFSMLayer(nn.Module):
         parts = [self.attractors(i)[indices[..., i].clamp(min=0)] for i in range(len(self.heads))]
         return self.out_proj(torch.cat(parts, dim=-1).to(self.out_proj.weight.dtype))
 
-    # ------------------------------------------------------------------ training hook (next wave)
+    # ------------------------------------------------------------------ training
     def relaxed_forward(
         self,
         keys: torch.Tensor,

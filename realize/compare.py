@@ -97,18 +97,15 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    layer = compiled.header["layers"][0]
-    t = compiled.tensors
-    name = layer.get("name")
-    if compiled.target == "householder" and layer.get("kind") == "gh":
-        mats = np.asarray(t[f"{name}.A"], dtype=np.float64)
-        eig = np.linalg.eigvals(mats)
-    elif compiled.target == "diagonal":
-        eig = np.asarray(t[f"{name}.lam_re"]) + 1j * np.asarray(t[f"{name}.lam_im"])
-    else:
+    from fsa2rnn.compiler.program import LinearRNNProgram, program_of
+
+    program = program_of(compiled)
+    if not isinstance(program, LinearRNNProgram):
         return None, f"a compiled {compiled.target} model has no linear transition A(x) to compare"
-    rows = np.asarray(t[f"{name}.keys"])[:, 0]  # the first layer's rows are keyed by the symbol alone
-    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(rows.tolist())}, None
+    layer = program.layers[0]
+    eig = layer.a if layer.diagonal else np.linalg.eigvals(layer.a)
+    # the first layer's rows are keyed by the symbol alone: its row key is the symbol id
+    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(layer.row_keys.tolist())}, None
 
 
 def match_spectra(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -288,7 +285,7 @@ def l_max_table(
     """L_max of the trained model on the task's evaluation words and of the compiled model on its automaton's words
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
     entries ``{l_max, capped}`` (``error`` where a dtype does not run)."""
-    from fsa2rnn.nn.evaluate import automaton_words, stateless
+    from fsa2rnn.nn.evaluate import automaton_words
 
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     out["trained"] = [
@@ -309,15 +306,17 @@ def l_max_table(
 
         def predictor(dt: torch.dtype) -> Any:
             return copy.deepcopy(seq).to(dt).predictor()
-    except ConstructionError:  # cascades and diagonal models: the runtime module, rerun on whole prefixes
-        from fsa2rnn.nn import load_model
-
-        module = load_model(compiled)
-        opts = {"scan": "parallel"} if compiled.target in ("householder", "diagonal") else {}
+    except ConstructionError:  # cascades and diagonal models: the compiled module's recurrent form, state carried
+        from .steppers import stepper_for
 
         def predictor(dt: torch.dtype) -> Any:
-            net = copy.deepcopy(module).to(dt)
-            return stateless(lambda ids: net.predict_states(torch.from_numpy(ids), **opts).cpu().numpy())
+            st = stepper_for(compiled, dt)
+
+            def predict(ids: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+                states, h = st.run(torch.from_numpy(ids), state)
+                return states.numpy(), h
+
+            return predict
 
     out["compiled"] = [_search(predictor, words, dt, start, cap, n_words, seed) for dt in dtypes]
     return out

@@ -18,7 +18,7 @@ and compare the machine they define with the target automaton up to relabelling 
 The comparison is a homomorphism check: φ = the model's readout (head indices → state) must satisfy
 φ(σ_x(c)) = δ_x(φ(c)) for every configuration c in the readout's domain and every symbol x, and send the start
 configuration to the initial state. It is decided exhaustively by a breadth-first search over (configuration, state)
-pairs (compiler/nfsm_machine.py), which also yields a shortest word on which the model errs when it does.
+pairs (compiler/exact/nfsm.py), which also yields a shortest word on which the model errs when it does.
 Matching tables certify every length: the scan composes them exactly (Prop. G.1).
 """
 
@@ -91,11 +91,13 @@ def extracted_machine(model: Any, dtype: str | torch.dtype = "float64") -> tuple
     """The machine defined by the argmax tables the model computes at ``dtype``, with the model's readout."""
     module = as_nfsm_module(model)
     banks = [layer.key_tables(as_dtype(dtype)).cpu().numpy() for layer in module.layers]
-    layers = []
-    for spec, bank in zip(module.layer_specs, banks):
-        layers.append(LayerTables([int(d) for d in spec["heads"]], list(spec["upper"]), bank, module.n_symbols))
-    machine = NFSMMachine(layers, module._initial_config())
-    readout = Readout(module.readout_codes.cpu().numpy(), module.readout_states.cpu().numpy(), list(module.radices))
+    program = module.program
+    layers = [
+        LayerTables(list(spec.heads), list(spec.upper), bank, module.n_symbols)
+        for spec, bank in zip(program.layers, banks)
+    ]
+    machine = NFSMMachine(layers, program.initial_config)
+    readout = Readout(program.readout_codes.copy(), program.readout_states.copy(), list(program.dims))
     return machine, readout
 
 

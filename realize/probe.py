@@ -213,11 +213,10 @@ class WordsProbe(Probe):
 def compiled_probe(module: Any) -> WordsProbe:
     """A :class:`WordsProbe` of a compiled runtime module (linear RNN or affine), its hidden states as features;
     linear RNNs run their chunked (parallel) scans."""
-    from fsa2rnn.nn.affine_model import AffineModel
-    from fsa2rnn.nn.lrnn_model import LinearRNNModel
+    from fsa2rnn.nn.compiled import AffineModel, LinearRNNModel, run_options
 
     lrnn = isinstance(module, LinearRNNModel)
-    options = {"scan": "parallel"} if lrnn else {}  # the chunked scans (nn/lrnn.py): no loop over positions
+    options = run_options(module)  # the scan policy of `run` (the chunked scans): no loop over positions
 
     def predict(ids: np.ndarray) -> np.ndarray:
         return module.predict_states(torch.from_numpy(ids), **options).cpu().numpy()

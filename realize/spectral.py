@@ -5,7 +5,7 @@ h_i ← A_i(r) h_i + B_i(r) with the row r chosen by the symbol and the decoded 
 exact trajectory the decodes are locally constant, so a perturbation confined to layer i evolves by the affine
 recurrence of layer i driven by the exact rows: the block of layer i of Φ_w's linear part is A_i(r_|w|) ⋯ A_i(r_1).
 
-Every row of a compiled model is, exactly (compiler/exact_check.py's integer, angle and exponent forms):
+Every row of a compiled model is, exactly (the integer, angle and exponent forms of compiler/exact/lrnn.py):
 *orthogonal* (a signed permutation, a rotation or reflection, a unimodular diagonal) or *zero* (a reset, A = 0).
 A product of rows along a word is therefore orthogonal (ρ = 1) or zero (ρ = 0), and
 
@@ -29,91 +29,31 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.compiler.exact_check import _AngleLayer, _DiagonalLayer, _layers, _lookup
-from fsa2rnn.compiler.lrnn_spec import encode_keys
+from fsa2rnn.compiler.exact.lrnn import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
+from fsa2rnn.compiler.program import program_of
+from fsa2rnn.fsa.errors import ModelFileError
 
 #: most exact configurations the graph search visits
 MAX_GRAPH_CONFIGURATIONS = 200_000
 
-ZERO, ORTHOGONAL, OTHER = 0, 1, 2
 
 
 def row_classes(layer: Any) -> np.ndarray:
-    """ZERO, ORTHOGONAL or OTHER for every row of an exact layer."""
-    if isinstance(layer, _AngleLayer):  # a product of reflections of the plane: a rotation or a reflection
-        return np.full(len(layer.keys), ORTHOGONAL)
-    if isinstance(layer, _DiagonalLayer):  # |λ| = 1 (exponent form) on every coordinate, or a reset
-        return np.where(layer.reset, ZERO, ORTHOGONAL)
-    a = np.abs(np.asarray(layer.A))
-    zero = ~a.any(axis=(1, 2))
-    signed_perm = (a <= 1).all(axis=(1, 2)) & (a.sum(1) == 1).all(-1) & (a.sum(2) == 1).all(-1)
-    return np.where(zero, ZERO, np.where(signed_perm, ORTHOGONAL, OTHER))
+    """ZERO, ORTHOGONAL or OTHER for every row of an exact layer (compiler/exact/lrnn.py)."""
+    return layer.row_classes()
 
 
 def configuration_graph(model: CompiledModel, limit: int = MAX_GRAPH_CONFIGURATIONS) -> dict[str, Any]:
-    """BFS over exact configurations from H_0: ``{n, edges: (E, 3) [source, symbol, target], rows: (E, L),
-    dist: (n,), parent: (n, 2) [configuration, symbol]}`` (configuration 0 is the initial one)."""
+    """The exact configuration graph of compiler/exact/lrnn.py (``ExactLinearRNN.configuration_graph``): ``{n,
+    edges: (E, 3) [source, symbol, target], rows: (E, L), dist: (n,), parent: (n, 2) [configuration, symbol],
+    states, classes}`` (configuration 0 is the initial one)."""
     if model.target not in ("householder", "diagonal"):
         raise ModelFileError(f"configuration graphs are for linear-RNN models, not target {model.target!r}")
     try:
-        layers = _layers(model)
-    except Exception as exc:  # the exact forms reject weights they do not describe
-        raise ModelFileError(f"the model's layers have no exact form: {exc}") from None
-    radices = [e["radix"] for e in model.header["layers"]]
-    n_sym = len(model.symbols)
-    hs = [layer.initial() for layer in layers]
-    index: dict[bytes, int] = {}
-
-    def packed(hs_: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate([np.asarray(x, dtype=np.int64).reshape(len(x), -1) for x in hs_], axis=1)
-
-    index[packed(hs)[0].tobytes()] = 0
-    dist, parent = [0], [(-1, -1)]
-    edges, rows_all = [], []
-    frontier, ids = hs, np.array([0])
-    while len(ids):
-        ss = [layer.decode(x) for layer, x in zip(layers, frontier)]
-        new_h: list[list[np.ndarray]] = [[] for _ in layers]
-        new_src, new_sym = [], []
-        for x in range(n_sym):
-            xs = np.full(len(ids), x, dtype=np.int64)
-            rows = []
-            for j, layer in enumerate(layers):
-                r = _lookup(layer.keys, encode_keys([xs] + ss[:j], radices[j]))
-                if np.any(r < 0):
-                    raise ModelFileError(f"layer {j}: a reachable input has no row (run the exact check)")
-                rows.append(r)
-                new_h[j].append(layer.step(frontier[j], r))
-            rows_all.append(np.stack(rows, axis=1))
-            new_src.append(ids)
-            new_sym.append(xs)
-        cand = [np.concatenate(c) for c in new_h]
-        src, sym = np.concatenate(new_src), np.concatenate(new_sym)
-        dst = np.empty(len(src), dtype=np.int64)
-        keep = []
-        for i, row in enumerate(packed(cand)):
-            key = row.tobytes()
-            if key not in index:
-                index[key] = len(dist)
-                dist.append(dist[src[i]] + 1)
-                parent.append((int(src[i]), int(sym[i])))
-                keep.append(i)
-            dst[i] = index[key]
-        if len(dist) > limit:
-            raise LimitExceededError(f"more than {limit} reachable configurations (limit {limit})")
-        edges.append(np.stack([src, sym, dst], axis=1))
-        frontier = [c[keep] for c in cand]
-        ids = dst[keep]
-    return {
-        "n": len(dist),
-        "edges": np.concatenate(edges),
-        "rows": np.concatenate(rows_all),
-        "dist": np.array(dist),
-        "parent": np.array(parent),
-        "classes": [row_classes(layer) for layer in layers],
-    }
+        return exact_interpreter(model).configuration_graph(limit)
+    except ExactnessError as exc:  # the exact forms reject weights they do not describe
+        raise ModelFileError(f"the model's layers have no exact form: {exc} (run the exact check)") from None
 
 
 def _path_to(graph: dict[str, Any], v: int) -> list[int]:
@@ -253,8 +193,7 @@ def _numeric_branch(model: CompiledModel, graph: dict[str, Any], per_layer: list
         if found is None:
             continue
         prefix, cycle = found
-        name = model.header["layers"][i]["name"]
-        a = np.asarray(model.tensors[f"{name}.A"], dtype=np.float64)
+        a = np.asarray(program_of(model).layers[i].a)
         v = 0
         for x in prefix:
             v = int(graph["edges"][(graph["edges"][:, 0] == v) & (graph["edges"][:, 1] == x)][0, 2])
@@ -288,4 +227,13 @@ def _numeric_branch(model: CompiledModel, graph: dict[str, Any], per_layer: list
     }
 
 
-__all__ = ["configuration_graph", "longest_path", "row_classes", "shortest_cycle", "theorem41_branch"]
+__all__ = [
+    "ORTHOGONAL",
+    "OTHER",
+    "ZERO",
+    "configuration_graph",
+    "longest_path",
+    "row_classes",
+    "shortest_cycle",
+    "theorem41_branch",
+]

@@ -21,25 +21,26 @@ the nearest face of a cell is the nearest face of one block's cell. The blocks a
 arithmetic as the nn runtime, so that with no perturbation a trajectory equals the model's own sequential run bit
 for bit):
 
-- ``householder`` / ``diagonal`` (nn/lrnn_model.py): one block per layer; layer i reads the row of (x, the decoded
-  states of layers 0..i−1 of h) and computes A(r) h_i + B(r) — the fused product (``mode="fused"``) or factor by
-  factor (``"factors"``); a diagonal layer λ(r) ⊙ h_i + b(r) in complex (re, im) pairs. Code: the layer's code
-  points (``nearest`` readout, cells = Voronoi cells, labels = layer states) or the permutations of 1..n that its
-  ``hash`` readout knows (cells = the rounding cubes of half-width 1/2).
-- ``nfsm`` (nn/nfsm_model.py): one block per head, holding the attractor vector a_{h_t}. Φ_x first *restores*
+- ``householder`` / ``diagonal`` (nn/compiled/lrnn_model.py, its recurrent form): one block per layer; layer i
+  reads the row of (x, the decoded states of layers 0..i−1 of h) and computes A(r) h_i + B(r) — the fused product
+  (``mode="fused"``) or factor by factor (``"factors"``); a diagonal layer λ(r) ⊙ h_i + b(r) in complex (re, im)
+  pairs. Code: the layer's code points (``nearest`` readout, cells = Voronoi cells, labels = layer states) or the
+  permutations of 1..n that its ``hash`` readout knows (cells = the rounding cubes of half-width 1/2).
+- ``nfsm`` (nn/compiled/nfsm_model.py): one block per head, holding the attractor vector a_{h_t}. Φ_x first *restores*
   (rounds every head to its nearest attractor: the perturbation is added to a_{h_t} before the next step's rounding),
   then applies the tables σ computed at the working dtype and returns the new attractor vectors.
-- ``affine`` (nn/affine_model.py): one block per window position, code {0, e_1, …, e_s}; Φ_x(h) = A h + b(x).
+- ``affine`` (nn/compiled/affine_model.py): one block per window position, code {0, e_1, …, e_s}; Φ_x(h) = A h + b(x).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
+from fsa2rnn.compiler.inputs import check_symbol_ids
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
 
@@ -136,6 +137,26 @@ class Stepper:
     def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @torch.no_grad()
+    def run(self, ids: Any, h: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The states π(h_t) after each symbol of ids (N, l), carrying the hidden state: from ``h`` (None: ι(q_0))
+        to the returned last one — a long word read in chunks costs its length, never a rerun of its prefix.
+        The ids pass the check every executor runs (compiler/inputs.py, SymbolIdError)."""
+        ids = torch.from_numpy(check_symbol_ids(ids, self.net.n_symbols).ids)
+        h = self.initial(ids.shape[0]) if h is None else h
+        out = torch.empty(ids.shape, dtype=torch.int64)
+        for t in range(ids.shape[1]):
+            h = self.step(h, ids[:, t])
+            out[:, t] = self.read(h)
+        return out, h
+
+    def predict_states(self, symbol_ids: Any, lengths: Any = None) -> np.ndarray:
+        """The unperturbed trajectory's states, answering the same inputs as every executor (−1 past a length)."""
+        x = check_symbol_ids(symbol_ids, self.net.n_symbols, lengths)
+        if x.ids.size == 0:
+            return x.finish(np.full(x.ids.shape, -1, dtype=np.int64))
+        return x.finish(self.run(x.ids)[0].numpy())
+
     def nearest(self, h: torch.Tensor) -> torch.Tensor:
         """The distance (N,) from h to the nearest code point of the product code, float64."""
         h64, n = h.double(), h.shape[0]
@@ -162,29 +183,25 @@ class Stepper:
 
 
 # ---------------------------------------------------------------------------------------------------- linear RNNs
-def _hash_codes(readout: Any, width: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The permutations of 1..n a hash readout knows (key Σ_i (h_i − 1) nⁱ) and their layer states."""
-    keys, values = readout.table.keys, readout.table.values
-    if len(keys) > MAX_BLOCK_CODES:
-        raise LimitExceededError(f"a hash readout with {len(keys)} code points (limit {MAX_BLOCK_CODES})")
-    digits = (keys[:, None] // (width ** torch.arange(width, dtype=torch.int64))[None, :]) % width
-    return (digits + 1).double(), values.long()
+def _hash_codes(readout: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """The permutations of 1..n a hash readout (compiler/program.py HashReadout) knows and their layer states."""
+    if len(readout.keys) > MAX_BLOCK_CODES:
+        raise LimitExceededError(f"a hash readout with {len(readout.keys)} code points (limit {MAX_BLOCK_CODES})")
+    return torch.from_numpy(readout.code_points()).double(), torch.from_numpy(readout.values.copy())
 
 
 class LinearRNNStepper(Stepper):
     """Compiled "householder" and "diagonal" models (nn/lrnn_model.LinearRNNModel) at a dtype and mode."""
 
     def __init__(self, net: Any, dtype: torch.dtype, mode: str = "fused") -> None:
-        from fsa2rnn.nn.lrnn import DiagonalLinearRNN
-
         if mode not in MODES:
             raise ModelFileError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
         self.target = net.compiled.target
         self.net = net.to(dtype)
         self.dtype, self.mode = dtype, mode
-        self.diagonal = [isinstance(layer, DiagonalLinearRNN) for layer in self.net.layers]
+        self.diagonal = list(self.net.diagonal)
         self.blocks, start = [], 0
-        for layer, diag in zip(self.net.layers, self.diagonal):
+        for layer, spec, diag in zip(self.net.layers, self.net.program.layers, self.diagonal):
             ro = layer.readout
             size = layer.width * (2 if diag else 1)
             if ro.kind == "nearest":
@@ -193,7 +210,7 @@ class LinearRNNStepper(Stepper):
                 codes, labels = ro.codes.double().reshape(len(ro.codes), size), ro.code_states.long()
                 cube = False
             else:
-                codes, labels = _hash_codes(ro, layer.width)
+                codes, labels = _hash_codes(spec.readout)
                 cube = True  # the hash readout rounds every coordinate to an integer
             self.blocks.append(Block(start, start + size, codes, labels, cube))
             start += size
@@ -206,44 +223,19 @@ class LinearRNNStepper(Stepper):
         return parts
 
     def initial(self, n: int) -> torch.Tensor:
-        return torch.cat([layer.h0.reshape(1, -1).expand(n, -1) for layer in self.net.layers], dim=-1).clone()
+        return torch.cat([h.reshape(n, -1) for h in self.net.initial(n)], dim=-1)
 
     def decode(self, h: torch.Tensor) -> list[torch.Tensor]:
         """The decoded state of every layer (−1 where a hash readout finds no permutation)."""
-        return [layer.decode(p) for layer, p in zip(self.net.layers, self._split(h))]
+        return self.net.decode(self._split(h))
 
     def step(self, h: torch.Tensor, x: torch.Tensor, decoded: Any = None) -> torch.Tensor:
-        from fsa2rnn.nn.lrnn_model import _encode
-        from fsa2rnn.nn.ops.lrnn_scan import cmul
-
-        parts = self._split(h)
-        if decoded is None and len(parts) > 1:
-            decoded = self.decode(h)
-        upper = [s.clamp(min=0) for s in (decoded or [])[:-1]]  # a failed decode is wrong already; keep going
-        out = []
-        for i, (layer, part, diag) in enumerate(zip(self.net.layers, parts, self.diagonal)):
-            rows = self.net.row_tables[i](_encode([x, *upper[:i]], self.net.radices[i])).clamp(min=0)
-            if diag:
-                new = cmul(layer.lam[rows], part) + layer.b[rows]
-            elif self.mode == "fused":
-                new = torch.bmm(layer.A_fused[rows], part.unsqueeze(-1)).squeeze(-1) + layer.B[rows]
-            else:  # factor by factor, h ← h − β v (vᵀh), as nn/ops/lrnn_scan.naive_recurrent_gh
-                bt, vt = layer.beta[rows], layer.v[rows]
-                new = part
-                for j in range(bt.shape[1]):
-                    vj = vt[:, j]
-                    new = new - bt[:, j : j + 1] * vj * (vj * new).sum(-1, keepdim=True)
-                new = new + layer.B[rows]
-            out.append(new.reshape(len(h), -1))
-        return torch.cat(out, dim=-1)
+        # a failed decode is wrong already; LinearRNNModel.step reads it as state 0 and keeps going
+        new = self.net.step(self._split(h), x, decoded, mode=self.mode)
+        return torch.cat([p.reshape(len(h), -1) for p in new], dim=-1)
 
     def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:
-        from fsa2rnn.nn.lrnn_model import _encode
-
-        states = self.decode(h) if decoded is None else decoded
-        bad = torch.stack([s < 0 for s in states]).any(0)
-        out = self.net.final_table(_encode([s.clamp(min=0) for s in states], self.net.final_radix))
-        return torch.where(bad, torch.full_like(out, -1), out)
+        return self.net.read(self.decode(h) if decoded is None else decoded)
 
 
 # ---------------------------------------------------------------------------------------------------- NFSM
@@ -268,13 +260,11 @@ class NFSMStepper(Stepper):
                 self.attractors.append(a)
                 self.blocks.append(Block(start, start + d, a.double(), torch.arange(d)))
                 start += d
-        self.initial_config = torch.tensor(self.net._initial_config(), dtype=torch.long)
+        self.initial_config = self.net.initial_config.clone()
         self.d_max = max(int(b.shape[-1]) for b in self.banks)
         self.flat_banks = [  # bank[key, head, k] at ((key·r + head)·d_max + k), one gather per layer and step
             torch.nn.functional.pad(b, (0, self.d_max - b.shape[-1])).reshape(-1) for b in self.banks
         ]
-        radices = [int(r) for r in self.net.radices]
-        self.code_weights = torch.tensor([math.prod(radices[i + 1 :]) for i in range(len(radices))])
         dims = {len(a) for a in self.attractors}
         # heads of one size (the usual case): every head restored and looked up in one batched operation
         self.stacked = torch.stack(self.attractors) if len(dims) == 1 else None
@@ -335,10 +325,8 @@ class NFSMStepper(Stepper):
     def step(self, h: torch.Tensor, x: torch.Tensor, decoded: Any = None) -> torch.Tensor:
         idx = self.restore(h) if decoded is None else decoded
         new = torch.empty_like(idx)
-        for spec, bank, (local, glob) in zip(self.net.layer_specs, self.flat_banks, self.layer_index):
-            key = x  # the symbol, then the upper heads' indices of the previous step (nn/nfsm_model.py)
-            for j, r in enumerate(spec["key_radices"][1:]):
-                key = key * int(r) + idx[:, spec["upper"][j]]
+        for i, (bank, (local, glob)) in enumerate(zip(self.flat_banks, self.layer_index)):
+            key = self.net.layer_key(i, x, idx)  # the symbol, then the upper heads' indices of the previous step
             own = idx if len(self.layer_index) == 1 else idx[:, glob]
             flat = (key[:, None] * len(local) + local) * self.d_max + own
             got = bank.index_select(0, flat.view(-1)).view(own.shape)
@@ -349,12 +337,7 @@ class NFSMStepper(Stepper):
 
     def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:
         idx = self.restore(h) if decoded is None else decoded
-        code = (idx * self.code_weights).sum(-1)  # mixed radix, first head most significant
-        if self.net.readout_dense is not None:
-            return self.net.readout_dense[code]
-        codes = self.net.readout_codes
-        pos = torch.searchsorted(codes, code).clamp(max=len(codes) - 1)
-        return torch.where(codes[pos] == code, self.net.readout_states[pos], -1)
+        return self.net.read(idx)
 
 
 # ---------------------------------------------------------------------------------------------------- affine
@@ -371,10 +354,10 @@ class AffineStepper(Stepper):
         self.blocks = [Block(j * s, (j + 1) * s, digits, torch.arange(s + 1)) for j in range(k)]
 
     def initial(self, n: int) -> torch.Tensor:
-        return self.net.h0.expand(n, -1).clone()
+        return self.net.initial(n)
 
     def step(self, h: torch.Tensor, x: torch.Tensor, decoded: Any = None) -> torch.Tensor:
-        return h @ self.net.A.T + self.net.B[x]
+        return self.net.step(h, x)
 
     def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:
         return self.net.decode(h)

@@ -2,10 +2,11 @@
 
 The reference is the automaton given, else the target automaton stored in the model's header at compile time
 (covered by its integrity hash, compiler/model.py) — never one rebuilt from the model's own weights, which would
-compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact_check.py
+compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact/lrnn.py
 (rational / angle-index / exponent arithmetic), for "affine" models compiler/definite_to_affine.py's window check;
 for "nfsm" models the margin certificate and table extraction of realize/certificate.py and realize/extract.py,
-both against the reference: either failing makes ``ok`` false.
+both against the reference: either failing makes ``ok`` false. The float agreement runs the torch module under the
+scan policy of `fsa2rnn run` (``RUN_SCAN``, nn/compiled), reported as ``scan``.
 ``automaton_from_model`` reads off the automaton a model's exact dynamics realize (what the weights do, not what
 they should do).
 """
@@ -27,7 +28,7 @@ MAX_SYMBOLS = 2 * 10**7
 def automaton_from_model(model: CompiledModel) -> Automaton:
     """The automaton the model's exact dynamics realize, on the header's names (not the stored target).
 
-    householder/diagonal: read δ off the exact configuration search (compiler/exact_check.py ``explore``); states not
+    householder/diagonal: read δ off the exact configuration search (compiler/exact/lrnn.py ``explore``); states not
     reachable from the initial state keep self-loops (they are never observed). nfsm: E's extracted automaton.
     A model whose dynamics send one state to two different successors on one symbol realizes no automaton.
     """
@@ -80,7 +81,7 @@ def verify_model(
     ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked)."""
     import torch
 
-    from fsa2rnn.nn import load_model
+    from fsa2rnn.nn.compiled import load_model, run_options
 
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled
@@ -127,12 +128,13 @@ def verify_model(
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, automaton.n_symbols, size=(n_words, length))
     want = automaton.run(ids, start=np.full(n_words, model.initial))
-    kwargs = {"mode": mode} if model.target == "householder" else {}
+    kwargs = {**run_options(net, mode), **({"mode": mode} if model.target == "householder" else {})}
     pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
     fail = _first_failure(pred, want)
     report.update(
         dtype=dtype,
         mode=mode if model.target == "householder" else None,
+        scan=kwargs.get("scan"),
         length=length,
         words=n_words,
         seed=seed,

@@ -1,4 +1,5 @@
-"""Executor of compiled "householder" and "diagonal" models in numpy: the network of nn/lrnn_model.py at float64.
+"""Executor of compiled "householder" and "diagonal" models in numpy: the network of the torch module
+fsa2rnn.nn.compiled.LinearRNNModel at float64.
 
 Layer i reads the row r_t of (x_t, s_0(t−1), …, s_{i−1}(t−1)) — the symbol and the upper layers' decoded states
 one step earlier (the causal shift of docs/theory.md, "The timing of cascades") —, runs H_t = A(r_t) H_{t−1} +
@@ -12,45 +13,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.compiler.lrnn_spec import encode_keys
+from fsa2rnn.compiler.keys import KeyLookup, encode_keys, key_space
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import HashReadout, LinearLayer, LinearRNNProgram
 
 from .affine_scan import affine_scan
-from .lookup import KeyLookup
+from .executor import Executor, causal_shift
 
 #: score entries (positions × code points) of one block of the nearest-code readout: a block stays in cache
 READOUT_BLOCK = 1 << 17
 
 
 class _Layer:
-    """One compiled layer: row table, transition tables, h0 and readout."""
+    """One layer's row lookup, tables, h0 and readout, ready to run."""
 
-    def __init__(self, model: CompiledModel, entry: dict) -> None:
-        t, name = model.tensors, entry["name"]
-        self.radix = [int(r) for r in entry["radix"]]
-        keys = encode_keys(list(np.asarray(t[f"{name}.keys"]).T), self.radix)
-        self.rows = KeyLookup(keys, np.arange(keys.size), int(np.prod(self.radix, dtype=object)))
-        if entry["kind"] == "diagonal":
-            self.a = t[f"{name}.lam_re"] + 1j * t[f"{name}.lam_im"]
-            self.b = t[f"{name}.B_re"] + 1j * t[f"{name}.B_im"]
-            codes = t[f"{name}.codes_re"] + 1j * t[f"{name}.codes_im"]
-            self.h0 = codes[int(entry["h0_index"])]
-            self._nearest(np.concatenate([codes.real, codes.imag], axis=1), t[f"{name}.code_states"])
+    def __init__(self, layer: LinearLayer) -> None:
+        self.radix = list(layer.radix)
+        self.rows = KeyLookup(layer.row_keys, np.arange(layer.n_rows), key_space(layer.radix))
+        self.a, self.b, self.h0 = layer.a, layer.b, layer.h0
+        ro = layer.readout
+        if isinstance(ro, HashReadout):
+            self.codes = None
+            self.width = ro.width
+            self.hash = KeyLookup(ro.keys, ro.values, ro.space)
+            self.powers = ro.powers()
         else:
-            self.a, self.b, self.h0 = (np.asarray(t[f"{name}.{k}"], dtype=np.float64) for k in ("A", "B", "h0"))
-            if entry["readout"] == "nearest":
-                codes = np.asarray(t[f"{name}.codes"], dtype=np.float64)
-                self._nearest(codes, np.arange(codes.shape[0]))
-            else:
-                self.width = int(entry["width"])
-                self.codes = None
-                self.hash = KeyLookup(t[f"{name}.hkeys"], t[f"{name}.hvals"], self.width**self.width)
-                self.powers = self.width ** np.arange(self.width, dtype=np.int64)
-
-    def _nearest(self, codes: np.ndarray, code_states: np.ndarray) -> None:
-        self.codes = np.ascontiguousarray(codes.T)  # (n, S): real coordinates (re, im stacked for complex)
-        self.half = 0.5 * (codes * codes).sum(-1)
-        self.code_states = np.asarray(code_states, dtype=np.int64)
+            codes = ro.codes
+            if np.iscomplexobj(codes):
+                codes = np.concatenate([codes.real, codes.imag], axis=1)
+            self.codes = np.ascontiguousarray(codes.T)  # (n, S): real coordinates (re, im stacked for complex)
+            self.half = 0.5 * (codes * codes).sum(-1)
+            self.code_states = ro.code_states
 
     def decode(self, h: np.ndarray) -> np.ndarray:
         """Layer states of hidden vectors (…, n), −1 where the hash readout knows no state."""
@@ -72,33 +65,23 @@ class _Layer:
         return self.hash(np.where(ok, key, -1))
 
 
-class LinearRNNExecutor:
-    """``predict_states(ids)``: the automaton state after each symbol of words of one length, (B, T) int64."""
+class LinearRNNExecutor(Executor):
+    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of a linear-RNN model (runtime/executor.py)."""
+
+    program: LinearRNNProgram
 
     def __init__(self, model: CompiledModel) -> None:
-        self.compiled = model
-        h = model.header
-        self.n_symbols = len(h["symbols"])
-        self.layers = [_Layer(model, e) for e in h["layers"]]
+        super().__init__(model)
+        self.layers = [_Layer(layer) for layer in self.program.layers]
         self.init_states = [int(layer.decode(layer.h0[None])[0]) for layer in self.layers]
-        self.final_radix = [int(r) for r in h["readout"]["radix"]]
-        self.final = KeyLookup(
-            model.tensors["readout.keys"], model.tensors["readout.states"], int(np.prod(self.final_radix, dtype=object))
-        )
+        self.final_radix = list(self.program.final_radix)
+        self.final = KeyLookup(self.program.final_keys, self.program.final_states, self.program.final_space)
 
-    def predict_states(self, ids: np.ndarray) -> np.ndarray:
-        ids = np.asarray(ids, dtype=np.int64)
-        if ids.shape[1] == 0:
-            return np.empty(ids.shape, dtype=np.int64)
-        bad = np.zeros(ids.shape, dtype=bool)
+    def _states(self, ids: np.ndarray) -> np.ndarray:
+        bad = np.zeros(ids.shape, dtype=bool)  # the validity mask: a failed row or decode anywhere upstream
         states: list[np.ndarray] = []
         for i, layer in enumerate(self.layers):
-            cols = [ids]
-            for j in range(i):  # s_j(t − 1), s_j(−1) = layer j's initial state
-                prev = np.empty_like(states[j])
-                prev[:, 0] = self.init_states[j]
-                prev[:, 1:] = states[j][:, :-1]
-                cols.append(prev)
+            cols = [ids] + [causal_shift(states[j], self.init_states[j]) for j in range(i)]
             for c in cols[1:]:  # a failed decode upstream: that position is invalid, its row read at state 0
                 bad |= c < 0
             rows = layer.rows(encode_keys([np.maximum(c, 0) for c in cols], layer.radix))

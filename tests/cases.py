@@ -43,6 +43,7 @@ class Case:
     group: str | None = None  #: name of the transition group (docs/architecture.md, "Vocabulary") (group automata only)
     has_accepting: bool = False
     large: bool = False  #: thousands of states: skip in per-element or quadratic tests
+    definite: int | None = None  #: k of a k-definite automaton (the state is a function of the last k symbols)
     # Published oracles (SgpDec 1.x's holonomy outputs, the counts of T_n); None where not published.
     idempotents: int | None = None  #: number of idempotents of the transition monoid
     green: tuple[int, int, int, int] | None = None  #: numbers of (D, L, R, H) classes
@@ -101,6 +102,10 @@ CASES: tuple[Case, ...] = (
     Case("gridworld:3", "gridworld:3", 9, 4, False),
     # syntactic monoid of (ab)*: {1, a, b, ab, ba, 0}
     Case("regex:(ab)*", "regex:(ab)*", 3, 2, False, 6, has_accepting=True),
+    # definite automata (the state is a function of the last k symbols; the affine target compiles them): "ends in
+    # ab" (k = 2: states ε/b, a, ab) and "the third symbol from the end is a" (k = 3: the 2³ windows)
+    Case("regex:(a|b)*ab", "regex:(a|b)*ab", 3, 2, False, has_accepting=True, definite=2),
+    Case("regex:(a|b)*a(a|b)(a|b)", "regex:(a|b)*a(a|b)(a|b)", 8, 2, False, has_accepting=True, definite=3),
 )
 
 #: Cases small enough for per-element or quadratic checks.

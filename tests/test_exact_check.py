@@ -14,7 +14,8 @@ import pytest
 import sympy
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder
-from fsa2rnn.compiler.exact_check import _check_integer_norm, _Fail
+from fsa2rnn.compiler.exact.lrnn import ExactnessError as _Fail
+from fsa2rnn.compiler.exact.lrnn import _check_integer_norm
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.rounding import cos_sin_pi, inv_sqrt, root_values
 from fsa2rnn.fsa import resolve_spec

@@ -129,12 +129,12 @@ def test_single_head_limit_on_m11():
 
 def test_sparse_readout_path(monkeypatch):
     """Large configuration spaces read out by binary search over the sorted codes; same states as the dense table."""
-    import fsa2rnn.nn.nfsm_model as nm
+    import fsa2rnn.compiler.keys as keys
 
     a = automaton_named("A5")
     model = compile_nfsm(a)
     ids = np.random.default_rng(4).integers(0, a.n_symbols, (2, 300))
-    monkeypatch.setattr(nm, "DENSE_READOUT_LIMIT", 0)
+    monkeypatch.setattr(keys, "DENSE_KEYS", 0)
     module = load_model(model)
-    assert module.readout_dense is None
+    assert module.readout.dense is None
     assert np.array_equal(module.predict_states(torch.from_numpy(ids)).numpy(), a.run(ids))

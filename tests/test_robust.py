@@ -146,8 +146,6 @@ def test_random_perturbation_is_seeded(householder):
 def _fused_product(model, automaton, prefix, cycle):
     """Per layer, A(r_|w|)⋯A(r_1) of the stored float64 matrices along the exact run of p·w, read off the
     float64 stepper's decoded layer states (an independent path from spectral.py's exact graph)."""
-    from fsa2rnn.nn.lrnn_model import _encode
-
     st = stepper_for(model)
     h = st.initial(1)
     for x in prefix:
@@ -157,7 +155,7 @@ def _fused_product(model, automaton, prefix, cycle):
     for x in cycle:
         dec = st.decode(h)
         for i, layer in enumerate(st.net.layers):
-            row = st.net.row_tables[i](_encode([torch.tensor([x]), *dec[:i]], st.net.radices[i]))
+            row = st.net.layer_rows(i, torch.tensor([x]), dec)
             prods[i] = layer.A_fused[int(row)] @ prods[i]
         h = st.step(h, torch.tensor([x]))
     return prods, start, h

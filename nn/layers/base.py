@@ -22,13 +22,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import FsaError
+from fsa2rnn.fsa.errors import ConfigError  # noqa: F401 (re-exported: the old import path)
 
 State = dict[str, Any]
-
-
-class ConfigError(FsaError, ValueError):
-    """A layer or model configuration is invalid (the message names the field, its value and what is allowed)."""
 
 
 class SequenceLayer(nn.Module):

@@ -7,11 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
-from fsa2rnn.fsa.errors import FsaError
-
-
-class OpInputError(FsaError, ValueError):
-    """A tensor passed to an op has the wrong shape, dtype or values (the message names it)."""
+from fsa2rnn.fsa.errors import OpInputError  # noqa: F401 (re-exported: the old import path)
 
 
 def check_tensor(op: str, name: str, t: object, ndim: int | None = None) -> torch.Tensor:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import FsaError
+from fsa2rnn.fsa.errors import CheckFailed, FsaError, UnknownTheoremError  # noqa: F401 (re-exported)
 
 KINDS = ("construction", "impossibility", "equivalence", "bound")
 #: the status of a part, by how it was checked
@@ -45,17 +45,6 @@ STATUSES = (
     "verified+checked+demonstrated",
     "failed",
 )
-
-
-class CheckFailed(Exception):
-    """A check found the claim not to hold on its instances; the message is the evidence."""
-
-
-class UnknownTheoremError(FsaError, KeyError):
-    """No registered claim has this id."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
