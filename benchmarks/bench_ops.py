@@ -285,6 +285,47 @@ def bench_st_table_scan(bench: Bench) -> None:
         bench.row("st_table_scan", shape, "fwd+bwd", tn, tf, target=target, bytes_moved=both if bulk else None)
 
 
+@section("pd_scan")
+def bench_pd_scan(bench: Bench) -> None:
+    """PD-SSM: ``pd_scan`` (P as index arrays; the Hillis–Steele scan of PD pairs) against the step loop, and the
+    layer's ``pd_dict_st_scan`` (dictionary mixture in time blocks, the surrogate under checkpointing) against the
+    dense straight-through recurrence (complex128 states; no targets: both are references for a future kernel)."""
+    from fsa2rnn.nn.ops import pd_dict_st_scan, pd_scan
+
+    shapes = [(1, 16384, 16), (8, 2048, 64)]
+    if bench.quick:
+        shapes = [(1, 512, 8), (2, 128, 16)]
+    for bsz, length, n in shapes:
+        g = torch.Generator().manual_seed(0)
+        idx = torch.randint(0, n, (bsz, length, n), generator=g)
+        diag = torch.polar(torch.rand(bsz, length, n, generator=g, dtype=torch.float64), torch.rand(bsz, length, n,
+                           generator=g, dtype=torch.float64) * 6.28).requires_grad_()  # fmt: skip
+        b = torch.randn(bsz, length, n, generator=g, dtype=torch.complex128).requires_grad_()
+        shape = f"B={bsz} T={length} N={n}"
+        naive = lambda d, bb: pd_scan(idx, d, bb, impl="naive")  # noqa: E731, B023
+        fast = lambda d, bb: pd_scan(idx, d, bb, impl="torch")  # noqa: E731, B023
+        long = bsz * length > 4096
+        with torch.no_grad():
+            tn = bench.time(lambda: naive(diag, b), repeat=1 if long else None)  # noqa: B023
+            tf = bench.time(lambda: fast(diag, b))  # noqa: B023
+        bench.row("pd_scan", shape, "fwd", tn, tf)
+        tn = bench.time(grad_step(naive, (diag, b)), repeat=1)
+        tf = bench.time(grad_step(fast, (diag, b)))
+        bench.row("pd_scan", shape, "fwd+bwd", tn, tf)
+    bsz, length, n, k = (2, 64, 8, 8) if bench.quick else (8, 256, 32, 8)
+    g = torch.Generator().manual_seed(1)
+    weights = torch.softmax(torch.randn(bsz, length, k, generator=g, dtype=torch.float64), -1).requires_grad_()
+    dictionary = torch.randn(k, n, n, generator=g, dtype=torch.float64).requires_grad_()
+    diag = torch.randn(bsz, length, n, generator=g, dtype=torch.complex128).requires_grad_()
+    b = torch.randn(bsz, length, n, generator=g, dtype=torch.complex128).requires_grad_()
+    inputs = (weights, dictionary, diag, b)
+    naive = lambda *x: pd_dict_st_scan(*x, impl="naive")[0]  # noqa: E731
+    fast = lambda *x: pd_dict_st_scan(*x, impl="torch")[0]  # noqa: E731
+    shape = f"B={bsz} T={length} N={n} K={k}"
+    bench.row("pd_dict_st_scan", shape, "fwd+bwd", bench.time(grad_step(naive, inputs), repeat=1),
+              bench.time(grad_step(fast, inputs)))  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small shapes (smoke test; targets are not judged)")

@@ -1,4 +1,4 @@
-"""`fsa2rnn compile SPEC --target householder|nfsm|diagonal|affine -o MODEL`: exact weights, checked, written
+"""`fsa2rnn compile SPEC --target householder|nfsm|diagonal|affine|pdssm -o MODEL`: exact weights, checked, written
 atomically."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fsa2rnn.fsa.library import resolve_spec
 from .errors import echo_json, echo_report
 from .options import check_output, max_states_option
 
-TARGETS = ("householder", "nfsm", "diagonal", "affine")
+TARGETS = ("householder", "nfsm", "diagonal", "affine", "pdssm")
 
 
 @click.command("compile")
@@ -62,6 +62,12 @@ def compile_command(
         if construction not in ("auto", "shift_register"):
             raise ConstructionError(f"the affine target has one construction, shift_register (got {construction!r})")
         model = compile_affine(automaton, initial=initial)
+    elif target == "pdssm":  # any automaton: P(x) = δ_x as index arrays (compiler/automaton_to_pdssm.py)
+        from fsa2rnn.compiler import compile_pdssm
+
+        if construction not in ("auto", "one_hot"):
+            raise ConstructionError(f"the pdssm target has one construction, one_hot (got {construction!r})")
+        model = compile_pdssm(automaton, initial=initial)
     else:
         from fsa2rnn.compiler import compile_diagonal
 

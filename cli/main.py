@@ -24,6 +24,7 @@ COMMANDS = {
     "eval": "eval",
     "compare": "compare",
     "theorems": "theorems",
+    "reproduce": "reproduce",
 }
 
 

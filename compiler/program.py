@@ -10,6 +10,8 @@ fsa2rnn.realize) builds from :func:`program_of`.
   the logits of every key and their argmax tables, the readout of head-index tuples (compiler/NFSM.md).
 - :class:`AffineProgram` (target "affine"): the shift register h_t = A h_{t−1} + b(x_t), A^k = 0, and its window
   table (compiler/definite_to_affine.py).
+- :class:`PDSSMProgram` (target "pdssm"): one PD-SSM layer h_t = P(x_t) D(x_t) h_{t−1}, P(x) as index arrays, and
+  the one-hot readout of each coordinate (compiler/automaton_to_pdssm.py).
 
 A new target adds one program class with a ``parse`` classmethod and one entry in :data:`PROGRAMS`
 (docs/architecture.md, "Adding a target"). A malformed model raises ModelFileError naming what is wrong.
@@ -416,12 +418,50 @@ class AffineProgram(Program):
         return cls(**common, window=k, A=a, B=b, h0=h0, table=table)
 
 
+# ---------------------------------------------------------------------------------------------------- PD-SSM
+@dataclass(frozen=True, eq=False)
+class PDSSMProgram(Program):
+    """Target "pdssm": h_t = P(x_t) D(x_t) h_{t−1} from ``h0`` (N,), ``P`` (|Σ|, N) int (column j of P(x) has its one
+    in row P[x, j]), ``D`` (|Σ|, N) the diagonals; ``readout`` (N,) the state each coordinate reads as (argmax h)."""
+
+    P: np.ndarray
+    D: np.ndarray
+    h0: np.ndarray
+    readout: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return int(self.P.shape[1])
+
+    @classmethod
+    def parse(cls, model: CompiledModel) -> PDSSMProgram:
+        r = _Reader(model)
+        common = cls._common(model)
+        layers = model.header["layers"]
+        if not isinstance(layers, list) or len(layers) != 1:
+            raise ModelFileError("model header: a pdssm model has exactly one layer")
+        entry = layers[0]
+        P = r.tensor(r.entry(entry, "P", "layer 0"), 2, int)
+        D = r.tensor(r.entry(entry, "D", "layer 0"), 2, float)
+        h0 = r.tensor(r.entry(entry, "h0", "layer 0"), 1, float)
+        readout = r.tensor(r.entry(model.header["readout"], "states", "readout"), 1, int)
+        s, n = len(common["symbols"]), P.shape[1]
+        if P.shape != (s, n) or D.shape != (s, n) or h0.shape != (n,) or readout.shape != (n,):
+            raise ModelFileError(f"model header: the PD-SSM's tensors do not match |Σ| = {s} and N = {n}")
+        if P.size and (P.min() < 0 or P.max() >= n):
+            raise ModelFileError(f"model header: P's row indices must lie in [0, {n})")
+        if readout.size and (readout.min() < 0 or readout.max() >= len(common["states"])):
+            raise ModelFileError("model header: the readout names a state out of range")
+        return cls(**common, P=P, D=D, h0=h0, readout=readout)
+
+
 #: target → its program's parser (one row per target)
 PROGRAMS: dict[str, Callable[[CompiledModel], Program]] = {
     "householder": LinearRNNProgram.parse,
     "diagonal": LinearRNNProgram.parse,
     "nfsm": NFSMProgram.parse,
     "affine": AffineProgram.parse,
+    "pdssm": PDSSMProgram.parse,
 }
 
 
@@ -450,6 +490,7 @@ __all__ = [
     "NFSMLayerProgram",
     "NFSMProgram",
     "NearestReadout",
+    "PDSSMProgram",
     "Program",
     "program_of",
 ]

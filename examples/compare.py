@@ -4,7 +4,7 @@ automaton each implements, and compare it with the target and with the compiled 
 
 1. Parity and the flip-flop, DeltaNet (β ∈ [0, 2]) and NFSM: extraction verdict, trained eigenvalues of A(x) beside
    the compiled ones, L_max per dtype; the DeltaNets' spectra are drawn to OUT/spectra.png.
-2. NFSMs on brandoit:FF, brandoit:S3 and brandoit:Z16 (the brandoit preset, small scale, no MLP; Z16 with the
+2. NFSMs on brandoit:FF, brandoit:S3 and brandoit:Z16:gen (the brandoit preset, small scale, no MLP; Z16 with the
    cyclic recipe Z16_FLAGS), five seeds each: every seed that reaches sequence accuracy 1.0 extracts to a machine
    isomorphic to the target.
 3. Training from compiled weights (`--init-from`): the compiled S5 model stays at sequence accuracy 1.0 from step 0
@@ -27,22 +27,28 @@ from fsa2rnn.nn.train.evaluate import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.compare import compare, plot_spectra
 
-#: the suite's toy runs (part 1 with --quick)
+#: the suite's toy runs (part 1 with --quick): every position judged (--labels dense), the bare DeltaNet
 TOY = {
     "deltanet": dict(
-        eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32
+        eig="-1,1", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32,
+        labels="dense", delta_form="plain",
     ),
-    "nfsm": dict(d_model=16, train_length="2..10", steps=200, lr=1e-2, batch=64),
+    "nfsm": dict(d_model=16, train_length="2..10", steps=200, lr=1e-2, batch=64, labels="dense"),
 }
 FLAGS = {
     ("grazzi:parity", "deltanet"): TOY["deltanet"],
     ("grazzi:parity", "nfsm"): TOY["nfsm"],
     ("brandoit:FF", "deltanet"): dict(eig="-1,1", d_model=16, heads=1, head_dim=8, train_length="3..20", steps=800,
-                                      lr=3e-3, batch=32),
+                                      lr=3e-3, batch=32, delta_form="plain"),
     ("brandoit:FF", "nfsm"): None,  # the brandoit preset, as in part 2
 }  # fmt: skip
+#: part 2's NFSM recipe (the free arm with fsa2rnn's earlier small-scale settings: heads with 4× the compiler's
+#: indices, no Gumbel noise, the first-error weighting; docs/reproductions.md has the authors' recipe)
+PART2 = dict(layers=1, d_model=32, train_length="64..64", batch=32, steps=400, lr=1e-2, weight_decay=0.0, clip=1.0,
+             warmup=0.05, early_stop=3, cap=2**16, threshold=1.0, loss="first-error", nfsm_heads="auto:4",
+             gumbel=0.0)  # fmt: skip
 QUIET = dict(progress=False, lmax=False, samples=128, val_every=50, checkpoint_every=1000)
-#: part 2's recipe for Z16 on top of the preset (README, "Reproducing the papers"): one head of 32 indices whose
+#: part 2's recipe for Z16 on top of PART2: one head of 32 indices whose
 #: tables start as the identity, a readout drawn at unit scale, constant lr 3e-3, no clipping
 Z16_FLAGS = dict(nfsm_heads="auto:2", nfsm_identity=1.0, nfsm_readout_std=1.0, clip=0.0, warmup=0.0, lr=3e-3,
                  min_lr=3e-3, steps=1000, early_stop=1)  # fmt: skip
@@ -66,14 +72,10 @@ def main() -> None:
 
 
 def _train(out: Path, task: str, model: str, seed: int, flags: dict | None, preset: dict | None = None):
-    """Train (or reuse) a run; ``flags`` None: the brandoit preset at small scale without MLP, with ``preset``'s
-    flags on top."""
+    """Train (or reuse) a run; ``flags`` None: PART2 without MLP, with ``preset``'s flags on top."""
     run = out / f"{task.replace(':', '_')}-{model}-seed{seed}"
     if flags is None:
-        from fsa2rnn.nn.train.run import preset_config
-
-        extra = {"mlp_ratio": 0.0, **QUIET, **(preset or {})}
-        cfg = preset_config("brandoit", "small", task=task, model=model, seed=seed, **extra)
+        cfg = TrainConfig(task=task, model=model, seed=seed, **{**PART2, "mlp_ratio": 0.0, **QUIET, **(preset or {})})
     else:
         cfg = TrainConfig(task=task, model=model, seed=seed, **{**QUIET, **flags})
     return run, train(cfg, run, resume=True)
@@ -143,11 +145,11 @@ def brandoit(out: Path, seeds: list[int]) -> list[dict]:
     from fsa2rnn.realize.extract import extract
     from fsa2rnn.realize.moore import relate, task_target
 
-    print("\n== 2. NFSMs on brandoit:FF, brandoit:S3, brandoit:Z16: extraction of every seed")
+    print("\n== 2. NFSMs on brandoit:FF, brandoit:S3, brandoit:Z16:gen: extraction of every seed")
     rows = []
-    for task in ("brandoit:FF", "brandoit:S3", "brandoit:Z16"):
+    for task in ("brandoit:FF", "brandoit:S3", "brandoit:Z16:gen"):
         for seed in seeds:
-            run, res = _train(out, task, "nfsm", seed, None, Z16_FLAGS if task == "brandoit:Z16" else None)
+            run, res = _train(out, task, "nfsm", seed, None, Z16_FLAGS if task == "brandoit:Z16:gen" else None)
             net, t, _ = load_run(run)
             seq = res["eval"]["sequence_accuracy"][0]
             ex = extract(net, symbols=t.automaton.symbols, classes=t.classes, length=64, words=128)

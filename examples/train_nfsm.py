@@ -1,7 +1,7 @@
 """NFSMs trained at length 64 track their automaton at every length; an affine baseline does not (Brandoit et al.,
 Table 1), at small scale on a CPU.
 
-Trains a one-layer NFSM on brandoit:FF, brandoit:DFF:5, brandoit:Z2 and brandoit:S3 (the ``brandoit`` preset at
+Trains a one-layer NFSM on brandoit:FF, brandoit:DFF5, brandoit:Z2 and brandoit:S3 (the ``brandoit`` preset at
 ``--scale small``: first-error loss weighting, heads with 4× the indices the automaton needs, no Gumbel noise),
 five seeds each, searches the failing length L_max up to 2^16 (sequence accuracy 1.0 on 256 words), and checks
 that the tables read off the trained logits realize the automaton (then it is right at every length). The
@@ -25,7 +25,7 @@ import torch
 from fsa2rnn.nn.train.run import preset_config
 from fsa2rnn.nn.train.trainer import train
 
-TASKS = ["brandoit:FF", "brandoit:DFF:5", "brandoit:Z2", "brandoit:S3"]
+TASKS = ["brandoit:FF", "brandoit:DFF5", "brandoit:Z2", "brandoit:S3"]
 
 
 def main() -> None:

@@ -8,7 +8,11 @@ holds more than ``n_words × chunk`` symbols in memory. Each word's first wrong 
 the smallest failing length is read off them exactly — the answer that bisecting between the last good and the first
 bad doubling would give, without rerunning any prefix.
 
-Protocols (plain callables, so that compiled models, trained models and automata all fit):
+Two protocols: ``prefix`` (:func:`failing_length`, the default everywhere) and ``brandoit``
+(:func:`failing_length_fresh`, the authors' ``faillen``: fresh words seeded by (seed, length) at every length judged,
+doubling then bisection, and the cap clipped by :func:`clip_cap`).
+
+Callables (plain, so that compiled models, trained models and automata all fit):
 
 - ``predict(inputs, state) -> (predictions, state)``: inputs (N, l) integer array of the next l symbols of every word,
   ``state`` None at the start of the words, else whatever the previous call returned. Predictions (N, l) are
@@ -86,6 +90,76 @@ def failing_length(
         target = min(2 * target, cap)
 
 
+#: one sequence's float32 logits must fit in this many bytes: the cap of :func:`clip_cap` (Brandoit et al.'s 1 GiB)
+LOGIT_BYTES = 1 << 30
+PROTOCOLS = ("prefix", "brandoit")
+
+
+def clip_cap(cap: int, n_classes: int, start: int) -> int:
+    """The largest power of two ≤ ``cap`` at which one sequence's logits (length × n_classes float32) fit in
+    :data:`LOGIT_BYTES` (never below ``start``): Brandoit et al.'s clipping (2^15 for M11's 7920 classes)."""
+    fits = LOGIT_BYTES // (4 * max(1, n_classes))
+    return min(cap, 1 << int(np.log2(max(fits, start))))
+
+
+def failing_length_fresh(
+    predict: Predict,
+    sample_words: SampleWords,
+    *,
+    start: int,
+    cap: int = DEFAULT_CAP,
+    n_words: int = 512,
+    threshold: float = 1.0,
+    seed: int = 0,
+    chunk: int = DEFAULT_CHUNK,
+) -> tuple[int | None, bool, dict[int, float]]:
+    """Brandoit et al.'s failing length (their ``faillen``): (L_max, capped, {length: sequence accuracy}).
+
+    Length L is judged on ``n_words`` fresh words drawn with the seed (``seed``, L), read ``chunk`` symbols at a
+    time; the search doubles from ``start`` while the accuracy reaches ``threshold``, up to ``cap``, then bisects
+    between the last passing and the first failing length. L_max is the smallest failing length found (``start``
+    itself when it fails); (None, True) when ``cap`` passes. Accuracy over fresh words need not be monotone in L:
+    the bisection assumes it, as the authors do.
+    """
+    if start < 1 or cap < start:
+        raise ValueError(f"failing_length_fresh: need 1 ≤ start ≤ cap, got start {start}, cap {cap}")
+    if n_words < 1 or chunk < 1:
+        raise ValueError(f"failing_length_fresh: n_words and chunk must be ≥ 1, got {n_words} and {chunk}")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"failing_length_fresh: threshold must lie in (0, 1], got {threshold}")
+    trace: dict[int, float] = {}
+
+    def accuracy(length: int) -> float:
+        if length not in trace:
+            rng = np.random.default_rng([abs(int(seed)), length])
+            right = np.ones(n_words, dtype=bool)
+            done, state, carry = 0, None, None
+            while done < length:
+                step = min(chunk, length - done)
+                inputs, targets, carry = sample_words(rng, n_words, step, carry)
+                preds, state = predict(inputs, state)
+                right &= ~((np.asarray(preds) != targets) & (targets >= 0)).any(axis=1)
+                done += step
+            trace[length] = float(right.mean())
+        return trace[length]
+
+    low, length = None, start
+    while accuracy(length) >= threshold:
+        if length >= cap:
+            return None, True, trace
+        low, length = length, min(2 * length, cap)
+    high = length
+    if low is None:
+        return high, False, trace
+    while high - low > 1:
+        mid = (low + high) // 2
+        if accuracy(mid) >= threshold:
+            low = mid
+        else:
+            high = mid
+    return high, False, trace
+
+
 def sequence_accuracy(first_error: np.ndarray, length: int) -> float:
     """Fraction of words right at every position up to ``length`` (first_error: 1-based, a large value if none)."""
     return float(np.mean(np.asarray(first_error) > length))
@@ -127,4 +201,13 @@ def stateless(predict_words: Callable[[np.ndarray], np.ndarray]) -> Predict:
     return predict
 
 
-__all__ = ["DEFAULT_CAP", "automaton_words", "failing_length", "sequence_accuracy", "stateless"]
+__all__ = [
+    "DEFAULT_CAP",
+    "PROTOCOLS",
+    "automaton_words",
+    "clip_cap",
+    "failing_length",
+    "failing_length_fresh",
+    "sequence_accuracy",
+    "stateless",
+]

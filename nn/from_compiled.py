@@ -10,8 +10,9 @@ A(x_t) H_{t−1} + B(x_t) with A(x) = C_k ⋯ C_1, C_j = I − β_j v_j v_jᵀ, 
   map β = 2·sigmoid(z): z = ±SATURATED_LOGIT where the compiled β is 2 or 0 (exact), logit(β/2) otherwise;
 - values 0, except a reset row (A = 0, B = e_q): its projections commute, so the one along e_q goes last and writes
   β k vᵀ = e_q with v = 1 (docs/theory.md); a row whose B is not such a write raises;
-- the state read out whole: n heads of dk = n, dv = 1, every head's S_0 = H_0 as its one value column and query
-  q = e_h, so head h outputs H_t[h] (an identity readout of S), placed by o_proj in the last n coordinates;
+- the state read out whole (the layer's output RMSNorm off: over dv = 1 it would return ±1): n heads of dk = n,
+  dv = 1, every head's S_0 = H_0 as its one value column and query q = e_h, so head h outputs H_t[h] (an
+  identity readout of S), placed by o_proj in the last n coordinates;
 - the compiled decoder as the classifier: logits_q = α(⟨c_s, H⟩ − ½‖c_s‖²) for the code point c_s of the layer
   state s that reads out as q (the nearest-code rule; for hash readouts the codes are the permutations of 1..n, all
   of one norm), no norm, no MLP, and α chosen so that the cross-entropy at the code points is ≤ 1e−9.
@@ -21,6 +22,9 @@ first K coordinates, the compiled linear map as the layer's logits (same row-maj
 indices as one-hot ``start_logits``, the attractors copied into the last Σ d_i coordinates, and a classifier that
 scores a state by α times the number of heads whose index matches its configuration (the right state scores r·α,
 any other at most (r − 1)·α).
+
+**PD-SSM, one layer**: nn/pdssm_from_compiled.py (a dictionary of one matrix per symbol, D = 1, the state copied
+to the classifier).
 
 **What does not map.** Cascade wiring: layer i of a compiled cascade (Householder Theorem 4 with several levels,
 Theorem 6's two layers, stacked NFSMs) reads the row key (x_t, s_0(t−1), …, s_{i−1}(t−1)) — the *decoded*
@@ -71,6 +75,10 @@ def sequence_model_from_compiled(
         return _householder(model, dtype)
     if model.target == "nfsm":
         return _nfsm(model, dtype)
+    if model.target == "pdssm":  # nn/pdssm_from_compiled.py
+        from .pdssm_from_compiled import pdssm_sequence_model
+
+        return pdssm_sequence_model(model, dtype)
     raise ConstructionError(
         f"target {model.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"
@@ -104,7 +112,9 @@ def _householder(model: CompiledModel, dtype: torch.dtype) -> SequenceModel:
         "deltaproduct",
         1,
         d_model,
-        layer_args=dict(heads=n, head_dim=n, value_dim=1, n_h=k, beta_range=[0, 2], short_conv=False),
+        layer_args=dict(
+            heads=n, head_dim=n, value_dim=1, n_h=k, beta_range=[0, 2], short_conv=False, output_norm=False
+        ),
         mlp_ratio=0,
         norm="none",
     ).to(dtype)

@@ -4,10 +4,11 @@ that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their keyword arguments. Every layer carries a
-state, so :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
-:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
-:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
+``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their
+keyword arguments. Every layer carries a state, so :meth:`SequenceModel.forward` can read a long word in chunks
+(``state=…, return_state=True``) and :meth:`SequenceModel.predictor` plugs a model into
+:func:`fsa2rnn.nn.evaluate.failing_length`. :meth:`SequenceModel.from_compiled` loads compiled weights
+(nn/from_compiled.py).
 """
 
 from __future__ import annotations
@@ -186,8 +187,8 @@ class SequenceModel(nn.Module):
     def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
         """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
         SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
-        DeltaProduct, single-layer NFSM → NFSM; anything else raises ConstructionError saying why). To run a
-        compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
+        DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM; anything else raises ConstructionError saying why).
+        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
         from .from_compiled import sequence_model_from_compiled
 
         return sequence_model_from_compiled(model, dtype=dtype)
@@ -265,9 +266,18 @@ class SequenceModel(nn.Module):
             self.train(was)
         return pred if pad is None else pred.masked_fill(pad.to(pred.device), -1)
 
-    def predictor(self, device: torch.device | str | None = None):
+    def predictor(self, device: torch.device | str | None = None, *, read: str = "auto"):
         """The chunked protocol of :func:`fsa2rnn.nn.evaluate.failing_length`: ``predict(inputs, state) ->
-        (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode)."""
+        (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode).
+        ``read``: ``"auto"`` reads a one-layer NFSM through its tables (nn/table_predict.py: a table scan and one
+        output per (token, configuration) pair; the model must not change meanwhile), ``"logits"`` runs the forward
+        at every position (the reference)."""
+        from .table_predict import NFSMTablePredictor, table_readable
+
+        if read not in ("auto", "logits"):
+            raise ConfigError(f"SequenceModel.predictor: unknown read {read!r} (choose from auto, logits)")
+        if read == "auto" and table_readable(self):
+            return NFSMTablePredictor(self, device)
         dev = torch.device(device) if device is not None else self.embedding.weight.device
 
         @torch.no_grad()

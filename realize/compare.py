@@ -1,10 +1,12 @@
 """Trained versus compiled on the same automaton (``fsa2rnn compare``).
 
 - :func:`trained_spectra`: for every symbol x, per layer and head, the eigenvalues of the trained A(x) — the GH
-  product of DeltaNet/DeltaProduct, the diagonal of the Mamba-style layer and of DLR — computed from the symbol's
+  product of DeltaNet/DeltaProduct, the diagonal of the Mamba-style layer, of AUSSM and of DLR, P(x)D(x) of PD-SSM —
+  computed from the symbol's
   embedding with the short convolutions fed the constant input x x x x (``transition(…, steady=True)``); a deeper
   layer's A(x) is computed from its input at the end of the constant word x^16. :func:`compiled_spectra`: the
-  compiled model's first layer (Householder: the fused A(x); diagonal: λ(x)). :func:`spectrum_distance`: the
+  compiled model's first layer (Householder: the fused A(x); diagonal: λ(x); PD-SSM: the spectrum of P(x)D(x),
+  from the cycles of the index array). :func:`spectrum_distance`: the
   distance of two spectra as multisets on the unit disk — the smaller matched into the larger by an optimal
   assignment (scipy's Hungarian solver), the largest gap of that matching (the papers' point: parity needs −1,
   Z_m needs e^{2πik/m}).
@@ -47,7 +49,7 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
     """Rows ``{symbol, layer (1-based), head, eigenvalues}`` for every symbol and every affine layer of a
     SequenceModel (DeltaNet/DeltaProduct: one row per head; Mamba-style and DLR: one row of all D·N diagonal
     entries, head 0). Layers without an input-determined linear transition (NFSM, LSTM, Transformer) give none."""
-    from fsa2rnn.nn.layers import DLR, DeltaProduct, SelectiveDiagonal
+    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
 
     k = len(symbols)
     if not has_spectra(model):
@@ -60,8 +62,10 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
             eig = torch.linalg.eigvals(layer.transition(x, steady=True).double()).cpu().numpy()  # (k, H, dk)
         elif isinstance(layer, SelectiveDiagonal):
             eig = layer.transition(x, steady=True).double().reshape(k, 1, -1).cpu().numpy()
-        elif isinstance(layer, DLR):
+        elif isinstance(layer, (DLR, AUSSM)):
             eig = layer.transition(x).reshape(k, 1, -1).cpu().numpy()
+        elif isinstance(layer, PDSSM):
+            eig = torch.linalg.eigvals(layer.transition(x).to(torch.complex128))[:, None].cpu().numpy()
         else:
             continue
         for s in range(k):
@@ -72,10 +76,10 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
 
 def has_spectra(model: Any) -> bool:
     """Whether a SequenceModel has a layer with an input-determined linear transition (DeltaNet/DeltaProduct,
-    Mamba-style, DLR)."""
-    from fsa2rnn.nn.layers import DLR, DeltaProduct, SelectiveDiagonal
+    Mamba-style, AUSSM, PD-SSM, DLR)."""
+    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
 
-    return any(isinstance(b.layer, (DeltaProduct, SelectiveDiagonal, DLR)) for b in model.blocks)
+    return any(isinstance(b.layer, (DeltaProduct, SelectiveDiagonal, AUSSM, PDSSM, DLR)) for b in model.blocks)
 
 
 def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
@@ -97,15 +101,45 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    from fsa2rnn.compiler.program import LinearRNNProgram, program_of
+    from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
 
     program = program_of(compiled)
+    if isinstance(program, PDSSMProgram):
+        return {program.symbols[x]: pd_spectrum(program.P[x], program.D[x]) for x in range(program.n_symbols)}, None
     if not isinstance(program, LinearRNNProgram):
         return None, f"a compiled {compiled.target} model has no linear transition A(x) to compare"
     layer = program.layers[0]
     eig = layer.a if layer.diagonal else np.linalg.eigvals(layer.a)
     # the first layer's rows are keyed by the symbol alone: its row key is the symbol id
     return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(layer.row_keys.tolist())}, None
+
+
+def pd_spectrum(idx: np.ndarray, diag: np.ndarray) -> np.ndarray:
+    """Eigenvalues of A = P D, P column one-hot (column j → row idx[j]), without forming A: the points off the cycles
+    of j ↦ idx[j] give 0, and a cycle c of length ℓ gives the ℓ-th roots of Π_{j ∈ c} diag[j] (A^ℓ restricted to
+    the cycle is that product times the identity)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    n = len(idx)
+    g = idx.copy()
+    for _ in range(max(1, int(n).bit_length())):  # g = idx^(2^k) with 2^k ≥ n: its image is the cyclic points
+        g = g[g]
+    on_cycle = np.zeros(n, dtype=bool)
+    on_cycle[g] = True
+    eig: list[complex] = [0j] * int(n - on_cycle.sum())
+    seen = ~on_cycle
+    for start in np.flatnonzero(on_cycle).tolist():
+        if seen[start]:
+            continue
+        cycle, j = [], start
+        while not seen[j]:
+            seen[j] = True
+            cycle.append(j)
+            j = int(idx[j])
+        prod = complex(np.prod(np.asarray(diag)[cycle]))
+        ell = len(cycle)
+        root = abs(prod) ** (1 / ell) * np.exp(1j * np.angle(prod) / ell)
+        eig.extend((root * np.exp(2j * np.pi * np.arange(ell) / ell)).tolist())
+    return np.asarray(eig, dtype=np.complex128)
 
 
 def match_spectra(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -281,17 +315,17 @@ def l_max_table(
     n_words: int = 512,
     dtypes: tuple[str, ...] = LMAX_DTYPES,
     seed: int = 0,
+    read: str = "auto",
 ) -> dict[str, Any]:
     """L_max of the trained model on the task's evaluation words and of the compiled model on its automaton's words
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
-    entries ``{l_max, capped}`` (``error`` where a dtype does not run)."""
+    entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
+    (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
     from fsa2rnn.nn.evaluate import automaton_words
 
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
-    out["trained"] = [
-        _search(lambda dt: copy.deepcopy(trained).to(dt).predictor(), task.word_source(), dt, start, cap, n_words, seed)
-        for dt in dtypes
-    ]
+    make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
+    out["trained"] = [_search(make, task.word_source(), dt, start, cap, n_words, seed) for dt in dtypes]
     if compiled is None:
         out["compiled"] = None
         return out
@@ -305,18 +339,13 @@ def l_max_table(
         seq = _sequence_model(compiled)
 
         def predictor(dt: torch.dtype) -> Any:
-            return copy.deepcopy(seq).to(dt).predictor()
+            return copy.deepcopy(seq).to(dt).predictor(read=read)
     except ConstructionError:  # cascades and diagonal models: the compiled module's recurrent form, state carried
+        from .robust import predictor as trajectory_predictor
         from .steppers import stepper_for
 
-        def predictor(dt: torch.dtype) -> Any:
-            st = stepper_for(compiled, dt)
-
-            def predict(ids: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
-                states, h = st.run(torch.from_numpy(ids), state)
-                return states.numpy(), h
-
-            return predict
+        def predictor(dt: torch.dtype) -> Any:  # an unperturbed trajectory: the fused numpy step where it runs
+            return trajectory_predictor(stepper_for(compiled, dt), eta=0.0, perturbation_kind="none")
 
     out["compiled"] = [_search(predictor, words, dt, start, cap, n_words, seed) for dt in dtypes]
     return out
@@ -336,12 +365,15 @@ def _search(make: Any, words: Any, dtype: str, start: int, cap: int, n_words: in
 # ---------------------------------------------------------------------------------------------------- the report
 def default_compiled(layer: str, automaton: Automaton, heads: int = 1) -> tuple[CompiledModel | None, str | None]:
     """The compiled counterpart of a trained layer family (Householder for DeltaNet/DeltaProduct and the baselines,
-    diagonal for Mamba-style and DLR, NFSM for NFSM — one head when the trained model has one), or (None, why)."""
-    from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
+    diagonal for Mamba-style, AUSSM and DLR, PD-SSM for PD-SSM, NFSM for NFSM — one head when the trained model
+    has one), or (None, why)."""
+    from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 
     try:
-        if layer in ("mamba", "dlr"):
+        if layer in ("mamba", "mamba-minus", "aussm", "dlr"):
             return compile_diagonal(automaton), None
+        if layer == "pdssm":
+            return compile_pdssm(automaton), None
         if layer == "nfsm":
             return compile_nfsm(automaton, heads="single" if heads == 1 else "auto", layers="single"), None
         return compile_householder(automaton), None

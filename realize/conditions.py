@@ -390,11 +390,12 @@ def robust_report(
     cap: int = 2**14,
     plot: str | None = None,
     seed: int = 0,
+    engine: str = "auto",
 ) -> dict[str, Any]:
     """What ``fsa2rnn verify --eta`` adds to its report: ``{eta, verdict, theorem, evidence, witness, l_max,
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
     on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
-    of the drift against t (random words and the witness word)."""
+    of the drift against t (random words and the witness word). ``engine``: realize/robust.py's ``ENGINES``."""
     from .robust import drift, plot_drift
 
     eta = check_eta(eta)
@@ -415,7 +416,8 @@ def robust_report(
         )
     stepper = stepper_for(model, dtype, mode)
     if lmax:
-        common = dict(eta=eta, perturbation_kind=perturbation_kind, automaton=a, cap=cap, start=LMAX_START, seed=seed)
+        common = dict(eta=eta, perturbation_kind=perturbation_kind, automaton=a, cap=cap, start=LMAX_START, seed=seed,
+                      engine=engine)  # fmt: skip
         r = l_max(None, stepper=stepper, n_words=LMAX_WORDS, **common)
         out.update(l_max=r["l_max"], l_max_capped=r["l_max_capped"], cap=cap)
         if witness is not None:
@@ -430,7 +432,7 @@ def robust_report(
         if witness is not None:
             p, w = witness
             words.append(("witness p·w·w·…", np.array([(p + w * (length // len(w) + 1))[:length]])))
-        opts = dict(eta=eta, perturbation_kind=perturbation_kind, seed=seed, automaton=a)
+        opts = dict(eta=eta, perturbation_kind=perturbation_kind, seed=seed, automaton=a, engine=engine)
         curves = [(label, drift(stepper, ids, **opts)) for label, ids in words]
         title = f"{model.target}/{model.construction}, η = {eta:g} ({perturbation_kind}, {dtype})"
         out["plot"] = str(plot_drift(curves, plot, title=title))

@@ -333,9 +333,10 @@ def held_out_agreement(
 
 def _reachable_configurations(
     start: np.ndarray, step: Callable[[np.ndarray, int], np.ndarray], k: int, radices: list[int]
-) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
+) -> tuple[np.ndarray, np.ndarray, list[list[int]], np.ndarray]:
     """Breadth-first search of a deterministic machine on integer vectors (states encoded in mixed radix):
-    (states (n, D) in BFS order, table (k, n), a shortest word reaching each state), one numpy step per level."""
+    (states (n, D) in BFS order, table (k, n), a shortest word reaching each state, the state before its last
+    symbol (−1 for the start)), one numpy step per level."""
     check_radix_limit(radices, "machine states")
     start = np.asarray(start, dtype=np.int64)[None, :]
     states, codes = [start], [mixed_radix(start, radices)]
@@ -370,7 +371,7 @@ def _reachable_configurations(
     words: list[list[int]] = []
     for i in range(len(all_states)):
         words.append([] if par[i] < 0 else words[int(par[i])] + [int(sym[i])])  # parents come first (BFS)
-    return all_states, table, words
+    return all_states, table, words, par
 
 
 def _compiled_nfsm_machine(module: Any) -> MooreMachine:
@@ -378,7 +379,7 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
     machine, readout = extracted_machine(module, "float64")
     h = module.compiled.header
     k = machine.n_symbols
-    configs, table, _ = _reachable_configurations(
+    configs, table, _, _ = _reachable_configurations(
         machine.initial, lambda c, x: machine.step(c, np.full(len(c), x)), k, list(machine.dims)
     )
     names = [",".join(map(str, c)) for c in configs.tolist()]
@@ -388,7 +389,10 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
 
 @torch.no_grad()
 def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
-    """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring)."""
+    """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring),
+    labelled through nn/table_predict.py: one forward per pair, in batches (else on each pair's shortest word)."""
+    from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
+
     k = len(symbols)
     tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     heads = np.arange(tables.shape[1])
@@ -398,9 +402,11 @@ def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[s
         return np.concatenate([cfg, np.full((len(nodes), 1), x + 1)], axis=1)
 
     radices = [tables.shape[2]] * len(heads) + [k + 1]
-    nodes, table, words = _reachable_configurations(np.r_[start, 0], step, k, radices)
+    nodes, table, words, parent = _reachable_configurations(np.r_[start, 0], step, k, radices)
     labels = np.full(len(nodes), UNOBSERVED, dtype=np.int64)
-    if len(nodes) > 1:
+    if len(nodes) > 1 and table_readable(model):  # the model's output on (last symbol, configuration before it)
+        labels[1:] = NFSMTablePredictor(model).outputs(nodes[1:, -1] - 1, nodes[parent[1:], :-1])
+    elif len(nodes) > 1:
         runs = predict_words(model, words[1:])
         labels[1:] = [int(r[-1]) for r in runs]
     names = ["start"] + [f"{','.join(map(str, n[:-1].tolist()))}|{symbols[int(n[-1]) - 1]}" for n in nodes[1:]]

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
 
@@ -86,11 +85,9 @@ class SequenceProbe(Probe):
     """A SequenceModel read with its carried state (eval mode, no gradients, the model's dtype)."""
 
     def __init__(self, model: Any) -> None:
-        from fsa2rnn.nn.layers import DLR
-
         self.model = model
         for block in model.blocks:
-            if isinstance(block.layer, DLR) and block.layer.bidirectional:
+            if getattr(block.layer, "bidirectional", False):
                 raise SpecError("a bidirectional DLR reads the future: it realizes no automaton to extract")
         self.device = model.embedding.weight.device
         self.use_features = not all(getattr(b.layer, "recurrent", True) for b in model.blocks)
@@ -99,15 +96,9 @@ class SequenceProbe(Probe):
         return None
 
     def tile(self, state: Any, reps: int) -> Any:
-        from fsa2rnn.nn.layers import LSTM
-
         if state is None:
             return None
-        out = []
-        for block, st in zip(self.model.blocks, state):
-            dim = 1 if isinstance(block.layer, LSTM) else 0  # torch.nn.LSTM keeps the batch second
-            out.append({k: None if v is None else torch.cat([v] * reps, dim=dim) for k, v in st.items()})
-        return out
+        return [block.layer.tile_state(st, reps) for block, st in zip(self.model.blocks, state)]
 
     @torch.no_grad()
     def step(self, state: Any, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -123,22 +114,9 @@ class SequenceProbe(Probe):
         return self._vector(new, feats[:, -1]), labels.cpu().numpy(), new
 
     def _vector(self, states: list[dict[str, Any]], last_features: torch.Tensor) -> np.ndarray:
-        from fsa2rnn.nn.layers import DLR, LSTM, NFSM, DeltaProduct, SelectiveDiagonal
-
         bsz = last_features.shape[0]
-        parts = []
-        for block, st in zip(self.model.blocks, states):
-            layer = block.layer
-            if isinstance(layer, DeltaProduct):
-                parts.append(st["S"])
-            elif isinstance(layer, SelectiveDiagonal):
-                parts.append(st["h"])
-            elif isinstance(layer, DLR):
-                parts.append(torch.view_as_real(st["x"]))
-            elif isinstance(layer, NFSM):
-                parts.append(F.one_hot(st["indices"], layer.d_max))
-            elif isinstance(layer, LSTM):
-                parts += [st["h"].transpose(0, 1), st["c"].transpose(0, 1)]
+        vectors = [block.layer.state_vector(st) for block, st in zip(self.model.blocks, states)]
+        parts = [v for v in vectors if v is not None]  # each layer's carried state (nn/layers/base.py)
         if self.use_features or not parts:
             parts.append(last_features)
         flat = [p.reshape(bsz, -1).to(torch.float64) for p in parts]

@@ -39,9 +39,14 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
 from fsa2rnn.nn.evaluate import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
+from . import trajectory
 from .steppers import Stepper, stepper_for
+from .trajectory import random_ball
 
 PERTURBATIONS = ("none", "random", "adversarial")
+#: how a trajectory is stepped: "auto" (numpy where the dtype allows, realize/trajectory.py), "numpy", "torch"
+#: (the step-by-step reference of this module)
+ENGINES = ("auto", "numpy", "torch")
 
 
 def check_eta(eta: float) -> float:
@@ -70,26 +75,40 @@ def one_thread() -> Iterator[None]:
 
 
 def perturbation(
-    stepper: Stepper, h: torch.Tensor, eta: float, kind: str, generator: torch.Generator
-) -> torch.Tensor | None:
-    """e_t (N, D) in float64 for the unperturbed next state h = Φ_x(h_{t−1}); None when there is none."""
+    stepper: Stepper | trajectory.FastStepper,
+    h: torch.Tensor | np.ndarray,
+    eta: float,
+    kind: str,
+    generator: torch.Generator,
+) -> torch.Tensor | np.ndarray | None:
+    """e_t (N, D) in float64 for the unperturbed next state h = Φ_x(h_{t−1}); None when there is none. Both engines
+    call it: a torch ``h`` with a Stepper gives a tensor, a numpy ``h`` with a realize/trajectory.FastStepper an
+    array."""
     if eta == 0 or kind == "none":
         return None
-    n, d = h.shape
     if kind == "random":
-        g = torch.randn(n, d, dtype=torch.float64, generator=generator)
-        r = eta * torch.rand(n, 1, dtype=torch.float64, generator=generator) ** (1.0 / d)
-        return g / g.norm(dim=-1, keepdim=True).clamp(min=1e-300) * r
+        return random_ball(*h.shape, eta, generator, numpy=not torch.is_tensor(h))
     return eta * stepper.push(h)
 
 
 class TrajectoryState:
-    """What an η-trajectory carries between chunks: the hidden vectors, their decoding and the noise generator."""
+    """What an η-trajectory carries between chunks: the hidden vectors, their decoding and the noise generator
+    (torch tensors, or numpy arrays when ``fast`` — a realize/trajectory.FastStepper — steps them)."""
 
-    def __init__(self, stepper: Stepper, n: int, seed: int) -> None:
-        self.h = stepper.initial(n)
-        self.decoded = stepper.decode(self.h)
+    def __init__(self, stepper: Stepper, n: int, seed: int, fast: trajectory.FastStepper | None = None) -> None:
+        self.fast = fast
+        self.h = stepper.initial(n) if fast is None else fast.initial(n)
+        self.decoded = stepper.decode(self.h) if fast is None else fast.decode(self.h)
         self.generator = torch.Generator().manual_seed(int(seed))
+
+
+def _fast_for(stepper: Stepper, engine: str) -> trajectory.FastStepper | None:
+    if engine not in ENGINES:
+        raise SpecError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
+    fast = None if engine == "torch" else trajectory.fast_stepper(stepper)
+    if engine == "numpy" and fast is None:
+        raise SpecError(f"the numpy engine does not step {str(stepper.dtype).replace('torch.', '')}: use torch")
+    return fast
 
 
 @torch.no_grad()
@@ -102,14 +121,26 @@ def run(
     state: TrajectoryState | None = None,
     seed: int = 0,
     record_drift: bool = False,
+    engine: str = "auto",
 ) -> tuple[torch.Tensor, TrajectoryState, torch.Tensor | None]:
     """Read ``ids`` (N, T) along one η-trajectory per word: (states read out (N, T), the carried state, and with
-    ``record_drift`` the distance of every h_t to the nearest code point (N, T), else None)."""
+    ``record_drift`` the distance of every h_t to the nearest code point (N, T), else None). ``engine``
+    (:data:`ENGINES`): the fused numpy step of realize/trajectory.py, or this module's torch loop (the reference);
+    a carried ``state`` keeps the engine it was made with."""
     eta = check_eta(eta)
     _check_perturbation(perturbation_kind)
+    if state is None:
+        fast = _fast_for(stepper, engine)
+        state = TrajectoryState(stepper, len(ids), seed, fast)
+    if state.fast is not None:
+        words = (ids.numpy() if torch.is_tensor(ids) else np.asarray(ids)).astype(np.int64)
+        got, state.h, state.decoded, far = trajectory.run(
+            state.fast, words, eta=eta, perturbation_kind=perturbation_kind, h=state.h, decoded=state.decoded,
+            generator=state.generator, perturbation=perturbation, record_drift=record_drift,
+        )  # fmt: skip
+        return torch.from_numpy(got), state, None if far is None else torch.from_numpy(far)
     ids = torch.as_tensor(np.asarray(ids) if not torch.is_tensor(ids) else ids).long()
     n, length = ids.shape
-    state = TrajectoryState(stepper, n, seed) if state is None else state
     out = torch.empty(n, length, dtype=torch.long)
     dist = torch.empty(n, length, dtype=torch.float64) if record_drift else None
     with one_thread():
@@ -127,11 +158,13 @@ def run(
     return out, state, dist
 
 
-def predictor(stepper: Stepper, *, eta: float, perturbation_kind: str, seed: int = 0) -> Predict:
+def predictor(stepper: Stepper, *, eta: float, perturbation_kind: str, seed: int = 0, engine: str = "auto") -> Predict:
     """The ``predict`` protocol of nn/evaluate.py for η-trajectories (the state carried across chunks)."""
+    _fast_for(stepper, engine)
 
     def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
-        states, state, _ = run(stepper, inputs, eta=eta, perturbation_kind=perturbation_kind, state=state, seed=seed)
+        states, state, _ = run(stepper, inputs, eta=eta, perturbation_kind=perturbation_kind, state=state, seed=seed,
+                               engine=engine)  # fmt: skip
         return states.numpy(), state
 
     return predict
@@ -170,6 +203,7 @@ def l_max(
     n_words: int = 64,
     seed: int = 0,
     stepper: Stepper | None = None,
+    engine: str = "auto",
 ) -> dict[str, Any]:
     """L_max of a compiled model along η-trajectories: ``{l_max, l_max_capped, eta, dtype, perturbation, mode,
     words, n_words, cap}``.
@@ -185,7 +219,7 @@ def l_max(
         automaton = stepper.net.compiled.target_automaton()
     automaton = automaton.replace(initial=stepper.net.compiled.initial)
     words = automaton_words(automaton) if witness is None else periodic_words(automaton, *witness)
-    predict = predictor(stepper, eta=eta, perturbation_kind=perturbation_kind, seed=seed)
+    predict = predictor(stepper, eta=eta, perturbation_kind=perturbation_kind, seed=seed, engine=engine)
     try:
         found, capped = failing_length(predict, words, start=start, cap=cap, n_words=n_words, seed=seed)
     except ValueError as exc:
@@ -211,11 +245,13 @@ def drift(
     perturbation_kind: str = "adversarial",
     seed: int = 0,
     automaton: Automaton | None = None,
+    engine: str = "auto",
 ) -> dict[str, Any]:
     """Distance of h_t to the nearest code point against t = 1..T: ``{t, max, mean, radius, first_error}`` (max and
     mean over the words; radius the smallest cell inradius; first_error the first t read out wrong, or None, against
     ``automaton`` — default: the model's stored target)."""
-    states, _, dist = run(stepper, ids, eta=eta, perturbation_kind=perturbation_kind, seed=seed, record_drift=True)
+    states, _, dist = run(stepper, ids, eta=eta, perturbation_kind=perturbation_kind, seed=seed, record_drift=True,
+                          engine=engine)  # fmt: skip
     ids = np.asarray(ids)
     a = stepper.net.compiled.target_automaton() if automaton is None else automaton
     want = a.run(ids, start=np.full(len(ids), stepper.net.compiled.initial))
@@ -260,6 +296,7 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
 
 
 __all__ = [
+    "ENGINES",
     "PERTURBATIONS",
     "TrajectoryState",
     "check_eta",

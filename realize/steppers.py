@@ -363,6 +363,30 @@ class AffineStepper(Stepper):
         return self.net.decode(h)
 
 
+class PDSSMStepper(Stepper):
+    """Compiled PD-SSMs (nn/compiled/pdssm_model.PDSSMModel): h ← P(x) D(x) h, read as the state of the largest
+    coordinate; the code points are the one-hot vectors e_i."""
+
+    target = "pdssm"
+
+    def __init__(self, net: Any, dtype: torch.dtype) -> None:
+        self.net = net.to(dtype)
+        self.dtype = dtype
+        n = self.net.h0.numel()
+        if n > MAX_BLOCK_CODES:
+            raise LimitExceededError(f"a PD-SSM of {n} one-hot code points (limit {MAX_BLOCK_CODES})")
+        self.blocks = [Block(0, n, torch.eye(n, dtype=torch.float64), self.net.readout.cpu())]
+
+    def initial(self, n: int) -> torch.Tensor:
+        return self.net.initial(n)
+
+    def step(self, h: torch.Tensor, x: torch.Tensor, decoded: Any = None) -> torch.Tensor:
+        return self.net.step(h, x)
+
+    def read(self, h: torch.Tensor, decoded: Any = None) -> torch.Tensor:
+        return self.net.decode(h)
+
+
 def stepper_for(model: CompiledModel | Any, dtype: str | torch.dtype = "float64", mode: str = "fused") -> Stepper:
     """The stepper of a compiled model (a CompiledModel, a model file path or the module ``load_model`` built) at
     ``dtype``; ``mode`` (householder only): apply A(x) as its fused product or factor by factor."""
@@ -379,6 +403,8 @@ def stepper_for(model: CompiledModel | Any, dtype: str | torch.dtype = "float64"
         return NFSMStepper(net, tdt)
     if target == "affine":
         return AffineStepper(net, tdt)
+    if target == "pdssm":
+        return PDSSMStepper(net, tdt)
     raise ModelFileError(f"no stepper for target {target!r}")
 
 

@@ -192,12 +192,20 @@ def _set_flat(model: Any, state: list[dict[str, Any]], parts: list[tuple[int, st
             state[i][key] = chunk.to(v.dtype)
 
 
-def perturbed_predictor(model: Any, eta: float, seed: int = 0) -> Any:
+def perturbed_predictor(model: Any, eta: float, seed: int = 0, *, read: str = "auto") -> Any:
     """``predict(inputs, state)`` of nn/evaluate.py along random η-trajectories of a trained model: after every
     symbol, e uniform in the η-ball of the recurrent state (:func:`_flat_state`) is added (NFSM: to the one-hot
-    attractors, then every head is rounded to its nearest attractor)."""
+    attractors, then every head is rounded to its nearest attractor). ``read="auto"`` steps a one-layer NFSM
+    through its tables (:func:`_nfsm_table_predictor`, the same draws and arithmetic), ``"logits"`` runs the
+    model's forward at every step (the reference)."""
+    from fsa2rnn.nn.table_predict import table_readable
+
     from .robust import perturbation
 
+    if read not in ("auto", "logits"):
+        raise SpecError(f"unknown read {read!r} (choose from auto, logits)")
+    if read == "auto" and table_readable(model):
+        return _nfsm_table_predictor(model, eta, seed)
     gen = torch.Generator().manual_seed(int(seed))
     dev = model.embedding.weight.device
 
@@ -213,6 +221,40 @@ def perturbed_predictor(model: Any, eta: float, seed: int = 0) -> Any:
                 h, parts = _flat_state(model, state)
                 _set_flat(model, state, parts, h + perturbation(None, h, eta, "random", gen))  # type: ignore[arg-type]
         return torch.stack(preds, dim=1).numpy(), state
+
+    return predict
+
+
+def _nfsm_table_predictor(model: Any, eta: float, seed: int) -> Any:
+    """:func:`perturbed_predictor` of a one-layer NFSM by its tables (nn/table_predict.py): h_t = σ_{x_t}(h'_{t−1}),
+    the prediction of (x_t, h'_{t−1}), then h'_t = the nearest attractor (argmax over each head's valid indices) of
+    one_hot(h_t) + e_t, e_t drawn as the reference draws it."""
+    from fsa2rnn.nn.table_predict import NFSMTablePredictor
+
+    from .trajectory import random_ball
+
+    tables = NFSMTablePredictor(model)
+    gen = torch.Generator().manual_seed(int(seed))
+    heads, d = tables.heads, tables.d_max
+    invalid = ~model.blocks[0].layer.valid.cpu().numpy()
+    lanes = np.arange(heads)[None, :]
+
+    def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
+        ids = np.asarray(inputs, dtype=np.int64)
+        tables.check_ids(ids)
+        n, length = ids.shape
+        prev = np.broadcast_to(tables.start, (n, heads)) if state is None else state[0]["indices"].cpu().numpy()
+        before = np.empty((n, length, heads), dtype=np.int64)
+        for t in range(length):
+            before[:, t] = prev
+            idx = tables.tables[ids[:, t, None], lanes, prev]
+            if eta > 0:
+                v = np.eye(d)[idx] + random_ball(n, heads * d, eta, gen).numpy().reshape(n, heads, d)
+                v[:, invalid] = -np.inf
+                idx = v.argmax(-1)
+            prev = idx
+        last = torch.from_numpy(np.ascontiguousarray(prev)).to(tables.device)
+        return tables.outputs(ids, before), [{"indices": last}]
 
     return predict
 

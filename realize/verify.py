@@ -37,6 +37,10 @@ def automaton_from_model(model: CompiledModel) -> Automaton:
         from fsa2rnn.realize.extract import extracted_automaton
 
         return extracted_automaton(model)
+    if model.target == "pdssm":  # the one-hot code points explored exactly
+        from fsa2rnn.compiler.automaton_to_pdssm import realized_automaton
+
+        return realized_automaton(model)
     from .exact import explore
 
     res = explore(model)
@@ -115,6 +119,12 @@ def verify_model(
         from fsa2rnn.compiler.definite_to_affine import check_affine
 
         ex = check_affine(model, automaton)
+        report["exact"] = dict(ex)
+        exact_ok = bool(ex["ok"])
+    elif model.target == "pdssm":  # the one-hot code points' induction step, in integer arithmetic
+        from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
+
+        ex = check_pdssm(model, automaton)
         report["exact"] = dict(ex)
         exact_ok = bool(ex["ok"])
     else:

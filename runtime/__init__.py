@@ -23,16 +23,20 @@ from fsa2rnn.fsa.errors import ModelFileError
 from .affine import AffineExecutor
 from .lrnn import LinearRNNExecutor
 from .nfsm import NFSMExecutor
+from .pdssm import PDSSMExecutor
 
 EXECUTORS: dict[str, Any] = {
     "householder": LinearRNNExecutor,
     "diagonal": LinearRNNExecutor,
     "nfsm": NFSMExecutor,
     "affine": AffineExecutor,
+    "pdssm": PDSSMExecutor,
 }
 
 
-def load_executor(source: str | Path | CompiledModel) -> LinearRNNExecutor | NFSMExecutor | AffineExecutor:
+def load_executor(
+    source: str | Path | CompiledModel,
+) -> LinearRNNExecutor | NFSMExecutor | AffineExecutor | PDSSMExecutor:
     """The numpy executor of a model file or CompiledModel (a file must pass ``CompiledModel.load``'s checks)."""
     model = source if isinstance(source, CompiledModel) else CompiledModel.load(source)
     model.check_integrity()
@@ -41,4 +45,4 @@ def load_executor(source: str | Path | CompiledModel) -> LinearRNNExecutor | NFS
     return EXECUTORS[model.target](model)
 
 
-__all__ = ["EXECUTORS", "load_executor", "AffineExecutor", "LinearRNNExecutor", "NFSMExecutor"]
+__all__ = ["EXECUTORS", "load_executor", "AffineExecutor", "LinearRNNExecutor", "NFSMExecutor", "PDSSMExecutor"]

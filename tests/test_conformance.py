@@ -21,7 +21,7 @@ import pytest
 import torch
 from cases import SMALL_CASES, case_automaton
 
-from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
+from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 from fsa2rnn.compiler.exact import exact_executor
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, SymbolIdError, UnknownStateError
 from fsa2rnn.nn import load_model
@@ -52,6 +52,7 @@ TARGETS = (
     Target("diagonal", compile_diagonal, _SCANS),
     Target("nfsm", compile_nfsm, ({"impl": "auto"}, {"impl": "naive"}, {"impl": "chunked"})),
     Target("affine", compile_affine, ({"mode": "window"}, {"mode": "recurrent"})),
+    Target("pdssm", compile_pdssm),
 )
 #: word lengths of the random batch (one word each): one step, a chunk boundary, 10³
 LENGTHS = (1, 65, 1000)

@@ -32,7 +32,7 @@ def _one_thread_for_the_module():
 def train_tiny(task_name, layer, layer_args, *, steps, lengths, seed, d_model, lr, mlp_ratio=0.0, batch=32):
     """A plain seeded AdamW loop on the task's training distribution; the model (eval mode) and its sequence
     accuracy on 256 held-out words of the longest training length."""
-    task = get_task(task_name)
+    task = get_task(task_name).with_labels("dense")  # every position judged: the state after each symbol
     torch.manual_seed(seed)
     model = SequenceModel(task.vocab_size, task.n_classes, layer, 1, d_model, layer_args=layer_args,
                           mlp_ratio=mlp_ratio)  # fmt: skip
@@ -53,7 +53,7 @@ def train_tiny(task_name, layer, layer_args, *, steps, lengths, seed, d_model, l
 
 @pytest.fixture(scope="module")
 def parity_deltanet():
-    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2)},
+    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain"},
                       steps=200, lengths=(2, 16), seed=0, d_model=8, lr=1e-2)  # fmt: skip
 
 
@@ -65,7 +65,7 @@ def parity_nfsm():
 
 @pytest.fixture(scope="module")
 def flipflop_nfsm():
-    return train_tiny("brandoit:FF", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
+    return train_tiny("flipflop", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
                       lr=1e-2, mlp_ratio=4.0)  # fmt: skip
 
 
@@ -222,6 +222,9 @@ def test_steady_transition_is_the_transition_inside_a_run_of_the_symbol():
         ("lstm", {}),
         ("transformer", {"heads": 2}),
         ("dlr", {"state_size": 4}),
+        ("mamba-minus", {"state_size": 4}),
+        ("aussm", {"state_size": 3}),
+        ("pdssm", {"state_size": 4}),
     ],
 )
 def test_probe_continuations_match_whole_words(layer, args):

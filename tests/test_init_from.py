@@ -41,7 +41,7 @@ def _start(task_name: str, path: str, **kw) -> tuple[SequenceModel, object]:
 
 
 @pytest.mark.parametrize("task_name,key", [("grazzi:parity", "parity"), ("grazzi:S5", "S5"),
-                                           ("brandoit:FF", "flipflop")])  # fmt: skip
+                                           ("flipflop", "flipflop")])  # fmt: skip
 def test_step_zero_realizes_the_automaton(models, task_name, key):
     net, task = _start(task_name, models[key])
     a = task.automaton

@@ -29,6 +29,9 @@ SMALL = {
     "deltaproduct": dict(heads=2, head_dim=4, n_h=2),
     "deltanet": dict(heads=2, head_dim=4),
     "mamba": dict(state_size=4),
+    "mamba-minus": dict(state_size=4),
+    "aussm": dict(state_size=3),
+    "pdssm": dict(state_size=5),
     "dlr": dict(state_size=6),
     "nfsm": dict(heads=[3, 5]),
     "lstm": {},
@@ -56,7 +59,7 @@ def _randomize(layer: torch.nn.Module, scale: float, seed: int = 0) -> None:
 # ---------------------------------------------------------------------------------------------------- DeltaProduct
 def _one_key_layer(beta_range, key, logit) -> DeltaProduct:
     """d_model = 3, one head, one step: k(x) = key for every x, β logit ``logit``."""
-    layer = DeltaProduct(3, heads=1, head_dim=3, n_h=1, beta_range=beta_range, short_conv=False).double()
+    layer = DeltaProduct(3, heads=1, head_dim=3, n_h=1, beta_range=beta_range, short_conv=False, form="plain").double()
     with torch.no_grad():
         layer.k_proj.weight.copy_(torch.tensor(key, dtype=torch.float64)[:, None].expand(3, 3))
         layer.b_proj.weight.zero_()

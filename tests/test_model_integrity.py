@@ -15,15 +15,18 @@ import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
+from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa import ModelFileError, resolve_spec
 
-TARGETS = ("householder", "diagonal", "nfsm")
+TARGETS = ("householder", "diagonal", "nfsm", "pdssm")
 #: a float tensor and an integer table of each target's flip-flop model
-FLOAT_TENSOR = {"householder": "L0.A", "diagonal": "L0.lam_re", "nfsm": "layers.0.weight"}
-INT_TENSOR = {"householder": "readout.states", "diagonal": "L0.exponents", "nfsm": "readout.states"}
-COMPILERS = {"householder": compile_householder, "diagonal": compile_diagonal, "nfsm": compile_nfsm}
+FLOAT_TENSOR = {"householder": "L0.A", "diagonal": "L0.lam_re", "nfsm": "layers.0.weight", "pdssm": "pd.D"}
+INT_TENSOR = {"householder": "readout.states", "diagonal": "L0.exponents", "nfsm": "readout.states", "pdssm": "pd.P"}
+COMPILERS = {"householder": compile_householder, "diagonal": compile_diagonal, "nfsm": compile_nfsm,
+             "pdssm": compile_pdssm}  # fmt: skip
+#: targets whose readout can lack a state (a PD-SSM reads every coordinate as a state)
+PARTIAL_READOUT = ("householder", "diagonal", "nfsm")
 
 
 @pytest.fixture
@@ -160,6 +163,8 @@ def _read_acts_as_set(target: str) -> CompiledModel:
     t = {k: v.copy() for k, v in m.tensors.items()}
     if target == "nfsm":
         t["layers.0.weight"][:, r] = t["layers.0.weight"][:, s]
+    elif target == "pdssm":
+        t["pd.P"][r] = t["pd.P"][s]
     else:  # single-layer models: row i of every per-row tensor is the row of symbol i
         for name, arr in t.items():
             if name.startswith("L0.") and name != "L0.keys" and arr.ndim >= 1 and len(arr) == a.n_symbols:
@@ -222,7 +227,7 @@ def test_stored_automaton_is_the_compiled_one():
 
 
 @pytest.mark.parametrize("engine", ["numpy", "torch"])
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", PARTIAL_READOUT)
 def test_run_refuses_a_state_outside_the_readout(runner, tmp_path, target, engine):
     """A model (intact hash) whose readout lacks state "1": `run` fails on the line that reaches it, never null —
     on the numpy executor and on the torch modules alike."""

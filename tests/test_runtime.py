@@ -9,12 +9,14 @@ import json
 import numpy as np
 import pytest
 import torch
+from cases import automaton_named
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
+from fsa2rnn.compiler.automaton_to_pdssm import compile_pdssm
 from fsa2rnn.compiler.definite_to_affine import compile_affine
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
@@ -22,16 +24,18 @@ from fsa2rnn.nn import load_model
 from fsa2rnn.runtime import load_executor
 from fsa2rnn.runtime.affine_scan import affine_scan
 
+#: cases of tests/cases.py, one per kind of layer, run on long words (every case and executor: test_conformance.py)
 MODELS = [
     (compile_householder, "S5", {}),  # one permutation layer, hash readout
     (compile_householder, "T4", {}),  # the cascade: three layers, nearest readouts
-    (compile_householder, "Z5", {}),  # a rotation layer (floats that round)
-    (compile_householder, "regex:(a|b)*a(a|b)", {}),
+    (compile_householder, "Z60", {}),  # a rotation layer (floats that round)
+    (compile_householder, "regex:(a|b)*a(a|b)(a|b)", {}),
     (compile_diagonal, "Z60", {}),  # complex roots of unity
     (compile_diagonal, "flipflop", {}),
     (compile_nfsm, "S5", {}),  # four heads
     (compile_nfsm, "T4", {"layers": "stacked"}),  # stacked layers: keys from the heads above
-    (compile_affine, "regex:(a|b)*a(a|b)", {}),
+    (compile_affine, "regex:(a|b)*a(a|b)(a|b)", {}),
+    (compile_pdssm, "T4", {}),  # P(x) = δ_x as index arrays
 ]
 #: (batch, length): one step, the sequential bracketing (≤ 64 steps), one and two levels of chunks
 SHAPES = [(7, 1), (5, 33), (3, 200), (2, 5000), (1, 70000)]
@@ -39,8 +43,8 @@ SHAPES = [(7, 1), (5, 33), (3, 200), (2, 5000), (1, 70000)]
 
 @pytest.fixture(scope="module", params=MODELS, ids=lambda p: f"{p[0].__name__}-{p[1]}")
 def model(request):
-    compile_, spec, kw = request.param
-    return compile_(resolve_spec(spec), **kw)
+    compile_, name, kw = request.param
+    return compile_(automaton_named(name), **kw)
 
 
 def test_executor_equals_the_automaton_and_the_torch_module(model):

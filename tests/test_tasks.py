@@ -29,13 +29,15 @@ def test_word_problem_targets_are_the_automatons_states(name):
     got = b.targets.numpy()
     mask = b.mask.numpy()
     assert np.array_equal(got[mask], task.state_class.numpy()[want][mask])
-    assert np.array_equal(mask, np.arange(b.inputs.shape[1])[None, :] < b.lengths.numpy()[:, None])
-    assert (b.inputs[~b.mask] == task.pad_id).all()
+    pos, lengths = np.arange(b.inputs.shape[1])[None, :], b.lengths.numpy()[:, None]
+    assert task.supervision == ("answer" if name == "grazzi:parity" else "dense")  # parity: the last position only
+    assert np.array_equal(mask, pos == lengths - 1 if task.supervision == "answer" else pos < lengths)
+    assert (b.inputs.numpy()[pos >= lengths] == task.pad_id).all()
     assert int(b.lengths.min()) >= 3 and int(b.lengths.max()) <= 40
 
 
 def test_same_seed_same_batches_and_other_seed_differs():
-    for name in ["grazzi:S5", "brandoit:DFF:5", "grazzi:modarith_brackets", "brandoit:TSO:4", "dlr:mips"]:
+    for name in ["grazzi:S5", "brandoit:DFF5", "grazzi:modarith_brackets", "brandoit:TSO:4", "dlr:mips"]:
         task = get_task(name)
         length = 64 if task.kind == "regression" else (3, 20)
         one, two = task.sample(8, length, gen(5)), task.sample(8, length, gen(5))
@@ -55,7 +57,7 @@ def test_accept_task_predicts_membership():
 
 
 def test_dff5_never_reads_more_than_four_times_in_a_row_and_continues_across_chunks():
-    task = get_task("brandoit:DFF:5")
+    task = get_task("brandoit:DFF5")
     read = task.automaton.symbols.index("read")
     words, targets, carry = [], [], None
     g = gen(3)
@@ -71,13 +73,30 @@ def test_dff5_never_reads_more_than_four_times_in_a_row_and_continues_across_chu
     assert np.array_equal(torch.cat(targets, dim=1).numpy(), task.automaton.run(tokens))
 
 
-def test_flipflop_reads_90_percent_in_training_and_1_percent_in_evaluation():
+def test_flipflop_writes_10_percent_in_training_and_1_percent_in_evaluation_with_three_classes():
     task = get_task("brandoit:FF")
     read = task.automaton.symbols.index("read")
-    train = task.sample(64, 200, gen(4), train=True).inputs
-    evaluation = task.sample(64, 200, gen(4), train=False).inputs
-    assert abs((train == read).float().mean().item() - 0.90) < 0.02
-    assert (evaluation == read).float().mean().item() < 0.02
+    train = task.sample(64, 400, gen(4), train=True)
+    evaluation = task.sample(64, 400, gen(4), train=False).inputs
+    assert abs((train.inputs != read).float().mean().item() - 0.10) < 0.01
+    assert abs((evaluation != read).float().mean().item() - 0.01) < 0.004
+    # class 0 ("empty") until the first write, then the last write (1: reset, 2: set)
+    x, y = train.inputs.numpy(), train.targets.numpy()
+    for row, tgt in zip(x, y):
+        writes = np.flatnonzero(row != read)
+        first = writes[0] if len(writes) else len(row)
+        assert (tgt[:first] == 0).all()
+        last = np.maximum.accumulate(np.where(row != read, np.arange(len(row)), -1))
+        assert np.array_equal(tgt[first:], row[last[first:]])
+
+
+def test_dff5_forces_every_fifth_identity_of_a_drawn_run():
+    task = get_task("brandoit:DFF5")
+    b = task.sample(256, 64, gen(8))
+    x = b.inputs.numpy()
+    read = task.automaton.symbols.index("read")
+    assert 0.30 < (x == read).mean() < 0.34  # uniform letters, a few identities forced away (1/3 · (1 − ~1 %))
+    assert set(np.unique(b.targets.numpy())) == {0, 1, 2}
 
 
 def test_tokens_per_step_lags_the_target():
@@ -95,7 +114,7 @@ def test_tokens_per_step_lags_the_target():
 
 
 def test_modarith_running_values_match_python_arithmetic():
-    task = get_task("grazzi:modarith")
+    task = get_task("grazzi:modarith").with_labels("dense")
     b = task.sample(32, (3, 30), gen(6))
     for row, n, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.targets.tolist()):
         tokens = [task.vocab[i] for i in row[:n]]
@@ -109,49 +128,38 @@ def test_modarith_running_values_match_python_arithmetic():
         assert (tokens[-1] == "=") == (n % 2 == 0)
 
 
-def _value_by_recursive_descent(tokens):
-    """An evaluator independent of Python's eval: expr := term (('+'|'-') term)*, term := atom ('*' atom)*."""
-    pos = 0
-
-    def atom():
-        nonlocal pos
-        if tokens[pos] == "(":
-            pos += 1
-            v = expr()
-            pos += 1
-            return v
-        pos += 1
-        return int(tokens[pos - 1])
-
-    def term():
-        nonlocal pos
-        v = atom()
-        while pos < len(tokens) and tokens[pos] == "*":
-            pos += 1
-            v *= atom()
-        return v
-
-    def expr():
-        nonlocal pos
-        v = term()
-        while pos < len(tokens) and tokens[pos] in "+-":
-            op = tokens[pos]
-            pos += 1
-            v = v + term() if op == "+" else v - term()
-        return v
-
-    return expr() % 5
+def _binary_ops(tokens):
+    """Positions of the binary operators: a '-' after '(' or another operator (or first) is a unary minus."""
+    return [i for i, t in enumerate(tokens) if t in "+-*" and not (t == "-" and (i == 0 or tokens[i - 1] in "(+-*"))]
 
 
-def test_modarith_brackets_values_at_equals():
-    task = get_task("grazzi:modarith_brackets")
-    b = task.sample(64, (2, 40), gen(7))
-    assert any("(" in [task.vocab[i] for i in row] for row in b.inputs.tolist())
-    for row, m, tgt in zip(b.inputs.tolist(), b.mask.tolist(), b.targets.tolist()):
-        tokens = [task.vocab[i] for i in row]
-        eq = tokens.index("=")
-        assert m.index(True) == eq and sum(m) == 1
-        assert tgt[eq] == _value_by_recursive_descent(tokens[:eq])
+@pytest.mark.parametrize("name, ops", [("grazzi:modarith_brackets", "+-*"), ("grazzi:modarith_brackets:nomult", "+-")])
+def test_modarith_brackets_is_the_authors_task(name, ops):
+    """Every operation bracketed, unary minus, the value at '=' checked by Python's eval of the rendered expression."""
+    task = get_task(name)
+    b = task.sample(96, (3, 40), gen(7))
+    assert torch.equal(b.lengths, torch.clamp(b.lengths + 2, min=5) - 2) and int(b.lengths.min()) >= 3
+    seen = set()
+    for row, n, m, tgt in zip(b.inputs.tolist(), b.lengths.tolist(), b.mask.tolist(), b.targets.tolist()):
+        tokens = [task.vocab[i] for i in row[:n]]
+        assert tokens[-1] == "=" and [i for i, v in enumerate(m) if v] == [n - 1]
+        expr = tokens[:-1]
+        assert tgt[n - 1] == eval("".join(expr), {"__builtins__": {}}) % 5
+        binary = _binary_ops(expr)
+        seen |= {expr[i] for i in binary} | {"unary" for i, t in enumerate(expr) if t == "-" and i not in binary}
+        # every binary operation is bracketed: one '(' … ')' pair per operation, besides "(d)" and "(-d)"
+        text = "".join(expr)
+        plain = len(re.findall(r"\(-?\d\)", text))
+        assert text.count("(") == text.count(")") == len(binary) + plain
+        for i in binary:  # the operation's bracket opens just before its left operand's start
+            depth = 0
+            for j in range(i - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(expr[j], 0)
+                if depth < 0:
+                    break
+            assert depth == -1 and expr[j] == "("
+    assert seen == set(ops) | {"unary"}
+    assert task.value(["(", "-", "3", ")"]) == 2 and task.value(["(", "2", "*", "(", "-", "4", ")", ")"]) == 2
 
 
 def test_tso_answers_follow_the_text():
@@ -193,7 +201,7 @@ def test_dlr_tasks_follow_their_definitions():
     sol = b.targets[0, -n:, 0].double()
     assert torch.allclose(body[:, :n] @ sol, body[:, n], atol=1e-5)
     b = get_task("dlr:mips").sample(1, 16, g)
-    q, k, v = b.inputs[0].split(4, dim=-1)
+    q, k, v = b.inputs[0, :, :12].split(4, dim=-1)
     for i in range(16):
         best = max(range(i + 1), key=lambda j: float(q[i] @ k[j]))
         assert torch.equal(b.targets[0, i], v[best])
@@ -201,6 +209,12 @@ def test_dlr_tasks_follow_their_definitions():
         t = get_task(f"dlr:{name}")
         bb = t.sample(2, 64, g)
         assert bb.targets.shape[-1] == t.n_classes and bb.inputs.shape[-1] == t.vocab_size
+        # the paper's position features, the last two channels of every task: (cos 2πi/T, sin 2πi/T)
+        T = bb.inputs.shape[1]
+        for i in (0, 1, T // 4, T - 1):
+            want = torch.tensor([math.cos(2 * math.pi * i / T), math.sin(2 * math.pi * i / T)])
+            assert torch.allclose(bb.inputs[:, i, -2:], want.expand(2, 2), atol=1e-6)
+        assert t.vocab[-2:] == ["pos_cos", "pos_sin"]
 
 
 def test_listing_and_bad_names():
@@ -233,3 +247,19 @@ def test_tasks_command_lists_every_paper_task():
     assert names == list(PAPER_TASKS)
     text = CliRunner().invoke(main, ["tasks"]).stdout
     assert "grazzi:parity" in text and "brandoit:FF" in text and "dlr:shift" in text
+
+
+def test_brandoit_tasks_are_the_authors():
+    z16 = get_task("brandoit:Z16")
+    assert z16.vocab[:-1] == [str(i) for i in range(16)] and z16.n_classes == 16
+    assert get_task("brandoit:Z16:gen").vocab[:-1] == ["0", "+1"]  # the other counter, under its own name
+    for name in ("brandoit:FF", "brandoit:DFF5"):
+        t = get_task(name)
+        assert t.classes == ["empty", "0", "1"] and t.vocab[:-1] == ["read", "reset", "set"]
+        assert t.automaton.initial == 0 and t.default_train_length == (64, 64)
+    a5 = get_task("brandoit:A5").automaton
+    assert a5.n_states == 60 and a5.action.tolist() == [[1, 2, 0, 3, 4], [0, 2, 3, 1, 4], [0, 1, 3, 4, 2]]
+    m11 = get_task("brandoit:M11").automaton  # the Atlas generators and their inverses
+    gens = [list(range(1, 11)) + [0], [0, 1, 6, 9, 5, 3, 10, 2, 8, 4, 7]]
+    assert m11.action[:2].tolist() == gens and list(m11.symbols) == ["a", "b", "a^-1", "b^-1"] and m11.n_states == 7920
+    assert (m11.action[2][m11.action[0]] == np.arange(11)).all()

@@ -348,7 +348,7 @@ def test_nfsm_heads_auto_tracks_a_base_of_the_group_action():
     from fsa2rnn.nn.tasks import get_task
     from fsa2rnn.nn.train.config import model_config
 
-    for task, heads in (("brandoit:S3", [3, 3]), ("brandoit:S4", [4, 4, 4]), ("brandoit:FF", [2])):
+    for task, heads in (("brandoit:S3", [3, 3]), ("brandoit:S4", [4, 4, 4]), ("brandoit:FF", [3])):
         cfg = TrainConfig(task=task, model="nfsm")
         assert model_config(cfg, get_task(task)).layer_args["heads"] == heads
     cfg = TrainConfig(task="brandoit:S3", model="nfsm", nfsm_heads="single")
@@ -410,6 +410,13 @@ def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
     from fsa2rnn.nn.train.run import preset_config
 
     nfsm = preset_config("brandoit", "small", task="brandoit:S3")
-    assert (nfsm.loss, nfsm.nfsm_heads, nfsm.gumbel) == ("first-error", "auto:4", 0.0)
+    assert (nfsm.loss, nfsm.arm, nfsm.nu, nfsm.explore, nfsm.anchor_explore) == (
+        "balanced",
+        "anchored",
+        0.5,
+        0.03,
+        0.01,
+    )
+    assert (nfsm.protocol, nfsm.keep_best, nfsm.nfsm_readout_std, nfsm.gumbel) == ("brandoit", True, 1.0, None)
     base = preset_config("brandoit", "small", task="brandoit:FF", model="mamba")
-    assert (base.loss, base.nfsm_heads, base.gumbel) == ("uniform", None, None)
+    assert (base.arm, base.nu, base.explore, base.nfsm_readout_std, base.threshold) == ("free", None, 0.0, None, 0.9)

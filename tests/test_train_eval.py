@@ -26,7 +26,7 @@ def _compiled(task_name: str):
     return SequenceModel.from_compiled(compile_nfsm(task.automaton, heads="single")).float().eval(), task
 
 
-@pytest.mark.parametrize("name", ["brandoit:FF", "brandoit:S3", "brandoit:DFF:5"])
+@pytest.mark.parametrize("name", ["brandoit:FF", "brandoit:S3", "brandoit:DFF5"])
 def test_an_exact_nfsm_is_exact_everywhere(name):
     net, task = _compiled(name)
     got = E.accuracy_at_lengths(net, task, [8, 300], samples=20)
@@ -111,7 +111,7 @@ def test_transformer_lengths_beyond_its_memory_are_skipped_and_said(monkeypatch)
 def test_regression_scores_are_the_r2_of_the_predictions():
     task = get_task("dlr:cummax")
     torch.manual_seed(0)
-    net = SequenceModel(1, 1, "dlr", 1, 8, layer_args={"state_size": 4}, input_dim=1).eval()
+    net = SequenceModel(task.vocab_size, 1, "dlr", 1, 8, layer_args={"state_size": 4}, input_dim=task.vocab_size).eval()
     got = E.regression_scores(net, task, 16, samples=6, batch=6, seed=2)
     gen = torch.Generator().manual_seed(E._seed(2, 16, 11))
     b = task.sample(6, 16, gen, train=False)

@@ -6,7 +6,8 @@
 - NFSMs (nfsm.py): :class:`NFSMMachine` — the machine on head-index configurations given integer tables (from the
   float64 argmax of the compiled logits, or a trained model's tables at a dtype), its exploration and
   ``predict_states``;
-- shift registers (affine.py): :class:`ExactAffine` — the window table read on the exact window digits.
+- shift registers (affine.py): :class:`ExactAffine` — the window table read on the exact window digits;
+- PD-SSMs (pdssm.py): :class:`ExactPDSSM` — the one-hot code point carried as its coordinate.
 
 :func:`exact_executor` gives the one of a compiled model; each answers ``predict_states`` on the same inputs as
 the float executors (compiler/inputs.py).
@@ -19,16 +20,18 @@ from typing import Any
 from fsa2rnn.fsa.errors import ModelFileError
 
 from ..model import CompiledModel
-from ..program import AffineProgram, LinearRNNProgram, NFSMProgram, program_of
+from ..program import AffineProgram, LinearRNNProgram, NFSMProgram, PDSSMProgram, program_of
 from .affine import ExactAffine
 from .lrnn import MAX_CONFIGURATIONS, ExactLinearRNN, ExactnessError, exact_check, explore
 from .nfsm import NFSMMachine
+from .pdssm import ExactPDSSM
 
 #: program class → its exact interpreter (one row per target)
 EXACT: dict[type, Any] = {
     LinearRNNProgram: ExactLinearRNN,
     NFSMProgram: NFSMMachine.from_program,
     AffineProgram: ExactAffine,
+    PDSSMProgram: ExactPDSSM,
 }
 
 
@@ -44,6 +47,7 @@ __all__ = [
     "EXACT",
     "MAX_CONFIGURATIONS",
     "ExactAffine",
+    "ExactPDSSM",
     "ExactLinearRNN",
     "ExactnessError",
     "NFSMMachine",

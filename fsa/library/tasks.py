@@ -81,6 +81,16 @@ def flipflop(n: int | None = None) -> Automaton:
     return Automaton(table, states=n, symbols=[f"w{i}" for i in range(n)] + ["read"], initial=0, name=f"flipflop:{n}")
 
 
+def flipflop_monoid() -> Automaton:
+    """The flip-flop monoid's word problem (Brandoit et al.'s FF and DFF5): the class of a prefix is its running
+    composite. States "empty" (initial: nothing written yet, the identity), "0" (the last write was reset) and "1"
+    (set); symbols "read" (the identity), "reset" (go to 0) and "set" (go to 1), in the authors' order."""
+    table = [[0, 1, 2], [1, 1, 1], [2, 2, 2]]
+    return Automaton(
+        table, states=["empty", "0", "1"], symbols=["read", "reset", "set"], initial="empty", name="flipflop_monoid"
+    )
+
+
 def full_transformation(n: int) -> Automaton:
     """T_n's action on n points with the standard generators: states "0".."n-1", initial "0", symbols "cycle"
     (i ↦ i+1 mod n), "swap" (the transposition (0 1)) and "collapse" (1 ↦ 0, other points fixed)."""

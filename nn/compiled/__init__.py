@@ -20,6 +20,7 @@ from fsa2rnn.fsa.errors import ModelFileError
 from .affine_model import AffineModel, build_affine
 from .lrnn_model import LinearRNNModel, build_linear_rnn
 from .nfsm_model import NFSMModel, build_nfsm
+from .pdssm_model import PDSSMModel, build_pdssm
 
 #: target → builder of its torch module (one row per target)
 BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {
@@ -27,6 +28,7 @@ BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {
     "diagonal": build_linear_rnn,
     "nfsm": build_nfsm,
     "affine": build_affine,
+    "pdssm": build_pdssm,
 }
 
 #: the scan that `fsa2rnn run`, `verify`, `compare` and the probes run linear-RNN models with: the chunked scans of
@@ -71,6 +73,7 @@ __all__ = [
     "AffineModel",
     "LinearRNNModel",
     "NFSMModel",
+    "PDSSMModel",
     "load_model",
     "register_builder",
     "run_options",

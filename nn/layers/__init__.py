@@ -7,6 +7,9 @@ name               class                                                      tr
 ``deltaproduct``   :class:`DeltaProduct` (GH products, β ∈ [0, 1] or [0, 2])   (…, H, dk, dk) GH product
 ``deltanet``       :class:`DeltaNet` (DeltaProduct with n_h = 1)               (…, H, dk, dk)
 ``mamba``          :class:`SelectiveDiagonal` (eigenvalues [0, 1] or [−1, 1])  (…, D, N) diagonal
+``mamba-minus``    :class:`MambaMinus` (Brandoit et al.'s Mamba⁻ block)         (…, D, N) diagonal in (−1, 1]
+``aussm``          :class:`AUSSM` (adaptive unitary SSM, complex diagonal)      (…, D, N) unit-modulus diagonal
+``pdssm``          :class:`PDSSM` (column one-hot P(x) times diagonal D(x))    (…, N, N) complex P(x)D(x)
 ``dlr``            :class:`DLR` (complex diagonal convolution)                 (…, H, N) complex diagonal
 ``nfsm``           :class:`NFSM` (straight-through table scan)                 (…, H, d) table
 ``lstm``           :class:`LSTM` (baseline)                                    —
@@ -21,18 +24,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from .aussm import AUSSM
 from .base import ConfigError, SequenceLayer, State
 from .delta_product import SATURATED_LOGIT, DeltaNet, DeltaProduct
 from .dlr import DLR
 from .lstm import LSTM
 from .nfsm import NFSM
-from .selective_diagonal import SelectiveDiagonal
+from .pdssm import PDSSM
+from .selective_diagonal import MambaMinus, SelectiveDiagonal
 from .transformer import Transformer
 
 LAYERS: dict[str, type[SequenceLayer]] = {
     "deltaproduct": DeltaProduct,
     "deltanet": DeltaNet,
     "mamba": SelectiveDiagonal,
+    "mamba-minus": MambaMinus,
+    "aussm": AUSSM,
+    "pdssm": PDSSM,
     "dlr": DLR,
     "nfsm": NFSM,
     "lstm": LSTM,
@@ -52,6 +60,7 @@ def build_layer(name: str, d_model: int, **kwargs: Any) -> SequenceLayer:
 
 
 __all__ = [
+    "AUSSM",
     "LAYERS",
     "SATURATED_LOGIT",
     "ConfigError",
@@ -59,7 +68,9 @@ __all__ = [
     "DeltaNet",
     "DeltaProduct",
     "LSTM",
+    "MambaMinus",
     "NFSM",
+    "PDSSM",
     "SelectiveDiagonal",
     "SequenceLayer",
     "State",

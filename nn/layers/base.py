@@ -10,6 +10,8 @@ A layer maps (B, T, d_model) → (B, T, d_model) causally (DLR with ``bidirectio
   diagonal, a table), for inputs x of shape (…, d_model) read as single tokens with no history; layers with a
   short convolution also take ``steady=True``: x read after x x … x, the convolution's window full of x (the
   transition of x inside a long run of x).
+- ``state_vector(state)`` / ``tile_state(state, reps)``: the carried state as one vector per word, and repeated
+  along the batch (for probes that read hidden states, realize/probe.py).
 - ``recurrent``: True when the state has a fixed size (every layer but the Transformer, whose state is the
   prefix of its inputs).
 """
@@ -37,6 +39,15 @@ class SequenceLayer(nn.Module):
 
     def transition(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} has no input-determined linear transition")
+
+    def state_vector(self, state: State) -> torch.Tensor | None:
+        """The carried state as one flat vector per word, (B, D) (what realize/probe.py reads as the hidden state);
+        None for a layer whose state has no fixed size."""
+        return None
+
+    def tile_state(self, state: State, reps: int) -> State:
+        """The state with every word repeated ``reps`` times along the batch, as a batch of ``reps`` copies."""
+        return {k: None if v is None else torch.cat([v] * reps, dim=0) for k, v in state.items()}
 
     @staticmethod
     def _out(y: torch.Tensor, state: State, return_state: bool):
@@ -66,3 +77,13 @@ def check_positive(layer: str, **values: int) -> None:
     for name, v in values.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{layer}: {name} must be a positive integer, got {v!r}")
+
+
+def lecun_normal_(linear: nn.Linear) -> None:
+    """flax's default initialization of a dense layer: weights N(0, 1/fan_in) truncated at ±2 standard deviations
+    (rescaled so that the variance stays 1/fan_in), bias zero."""
+    std = 1.0 / math.sqrt(linear.in_features) / 0.87962566103423978  # the std of N(0, 1) truncated to [−2, 2]
+    with torch.no_grad():
+        nn.init.trunc_normal_(linear.weight, std=std, a=-2 * std, b=2 * std)
+        if linear.bias is not None:
+            linear.bias.zero_()

@@ -14,6 +14,13 @@ the negative-eigenvalues paper: `2 * sigmoid`). The map saturates *exactly* in f
 Eigenvalues of A(x): with β ∈ [0, 1] each factor is symmetric positive semidefinite, so for n_h ≤ 2 the product's
 eigenvalues lie in [0, 1]; from n_h = 3 on, products of such factors can have complex eigenvalues (still of modulus
 ≤ 1). With β ∈ [0, 2], ‖A(x)‖ ≤ 1 (Proposition 1) and eigenvalues lie in the unit disk.
+
+Form (``form``): ``"fla"`` (the default) is the layer as flash-linear-attention and the negative-eigenvalues
+authors define it — the output of every head goes through an RMSNorm over its dv values (one learned gain shared
+by the heads, ε = 1e−5) before o_proj, every projection starts from Xavier-uniform weights with gain 2^−2.5
+(:data:`FLA_INIT_GAIN`), and the β projection has no bias. ``"plain"`` is the bare recurrence: no output norm,
+PyTorch's default Linear initialization, a bias on the β projection. ``output_norm`` overrides the form's norm
+(``SequenceModel.from_compiled`` turns it off: an RMSNorm over dv = 1 value would return ±1).
 """
 
 from __future__ import annotations
@@ -28,6 +35,13 @@ from ..ops import delta_product
 from .base import ConfigError, SequenceLayer, State, check_choice, check_positive
 from .conv import ShortConv
 
+#: the layer's forms (module docstring)
+FORMS = ("fla", "plain")
+#: the Xavier-uniform gain of fla's DeltaNet projections (``_initialize_weights``)
+FLA_INIT_GAIN = 2**-2.5
+#: ε of the per-head output RMSNorm (fla's ``norm_eps``)
+OUTPUT_NORM_EPS = 1e-5
+
 #: |z| at which β_max·sigmoid(z) is exactly β_max (z > 0) or exactly 0 (z < 0) in every float dtype
 SATURATED_LOGIT = 1000.0
 
@@ -38,7 +52,8 @@ class DeltaProduct(SequenceLayer):
     Parameters: ``heads`` H, ``head_dim`` dk, ``value_dim`` dv (default dk), ``n_h`` delta steps per token,
     ``beta_range`` (0, 1) | (0, 2), ``short_conv`` (a causal depthwise convolution of size ``conv_size`` with SiLU on
     q, k, v, as in fla), ``normalize_q`` (L2-normalize queries too, fla's default), ``learn_h0`` (S_0 is a parameter,
-    zero at init; else a zero buffer), ``impl`` passed to :func:`fsa2rnn.nn.ops.delta_product`.
+    zero at init; else a zero buffer), ``impl`` passed to :func:`fsa2rnn.nn.ops.delta_product`, ``form`` "fla" |
+    "plain" and ``output_norm`` (None: the form's) as in the module docstring.
     State: ``{"S": (B, H, dk, dv), "conv": (B, conv_size − 1, channels) | None}``.
     """
 
@@ -56,6 +71,8 @@ class DeltaProduct(SequenceLayer):
         normalize_q: bool = True,
         learn_h0: bool = True,
         impl: str = "auto",
+        form: str = "fla",
+        output_norm: bool | None = None,
     ) -> None:
         super().__init__()
         value_dim = head_dim if value_dim is None else value_dim
@@ -64,11 +81,20 @@ class DeltaProduct(SequenceLayer):
         self.beta_max = float(self.beta_range[1])
         self.heads, self.head_dim, self.value_dim, self.n_h = heads, head_dim, value_dim, n_h
         self.normalize_q, self.impl = normalize_q, impl
+        self.form = check_choice("DeltaProduct", "form", form, FORMS)
+        if output_norm is not None and not isinstance(output_norm, bool):
+            raise ConfigError(f"DeltaProduct: output_norm must be true, false or null, got {output_norm!r}")
+        fla = self.form == "fla"
         self.q_proj = nn.Linear(d_model, heads * head_dim, bias=False)
         self.k_proj = nn.Linear(d_model, n_h * heads * head_dim, bias=False)
         self.v_proj = nn.Linear(d_model, n_h * heads * value_dim, bias=False)
-        self.b_proj = nn.Linear(d_model, n_h * heads, bias=True)
+        self.b_proj = nn.Linear(d_model, n_h * heads, bias=not fla)
         self.o_proj = nn.Linear(heads * value_dim, d_model, bias=False)
+        use_norm = fla if output_norm is None else output_norm
+        self.o_norm = nn.RMSNorm(value_dim, eps=OUTPUT_NORM_EPS) if use_norm else None
+        if fla:
+            for proj in (self.q_proj, self.k_proj, self.v_proj, self.b_proj, self.o_proj):
+                nn.init.xavier_uniform_(proj.weight, gain=FLA_INIT_GAIN)
         channels = (1 + n_h) * heads * head_dim + n_h * heads * value_dim
         self.conv = ShortConv(channels, conv_size) if short_conv else None
         h0 = torch.zeros(heads, head_dim, value_dim)
@@ -106,6 +132,8 @@ class DeltaProduct(SequenceLayer):
         q, k, v, beta, cache = self._qkv(x, None if state is None else state["conv"])
         s0 = self.h0.to(x.dtype).expand(bsz, *self.h0.shape) if state is None else state["S"]
         o, s_t = delta_product(q, k, v, beta, s0, impl=self.impl)
+        if self.o_norm is not None:  # (B, T, H, dv): each head's output normalized on its own
+            o = self.o_norm(o)
         y = self.o_proj(o.reshape(bsz, x.shape[1], self.heads * self.value_dim))
         return self._out(y, {"S": s_t, "conv": cache}, return_state)
 
@@ -121,6 +149,9 @@ class DeltaProduct(SequenceLayer):
             kj = k[:, j]
             a = (eye - beta[:, j, :, None, None] * kj[..., :, None] * kj[..., None, :]) @ a
         return a.reshape(*lead, self.heads, self.head_dim, self.head_dim)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return state["S"].reshape(len(state["S"]), -1)
 
 
 class DeltaNet(DeltaProduct):

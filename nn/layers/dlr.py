@@ -110,3 +110,6 @@ class DLR(SequenceLayer):
         log_lambda, _ = self.params(x.dtype)
         lam = torch.exp(log_lambda)
         return lam.expand(*x.shape[:-1], *lam.shape)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return torch.view_as_real(state["x"]).reshape(len(state["x"]), -1)

@@ -6,6 +6,7 @@ transition A(x) of the input alone: :meth:`transition` raises.
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 from .base import SequenceLayer, State, check_positive
@@ -28,3 +29,10 @@ class LSTM(SequenceLayer):
         hc = None if state is None else (state["h"], state["c"])
         y, (h, c) = self.lstm(x, hc)
         return self._out(self.out_proj(y), {"h": h, "c": c}, return_state)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        h, c = state["h"].transpose(0, 1), state["c"].transpose(0, 1)  # torch.nn.LSTM keeps the batch second
+        return torch.cat([h.reshape(len(h), -1), c.reshape(len(c), -1)], dim=1)
+
+    def tile_state(self, state: State, reps: int) -> State:
+        return {k: None if v is None else torch.cat([v] * reps, dim=1) for k, v in state.items()}

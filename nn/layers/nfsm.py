@@ -13,14 +13,21 @@ the layer outputs out_proj(concat_i a_{h_t}) with one-hot attractors a_k = e_k.
   start..stop−1 are used, so that with the generator seeded alike on every rank it does not depend on the rank.
 - Inference: the exact table scan of argmax θ (nn/ops/table_scan), no noise.
 
-The start index is learnable: ``start_logits`` (H, d_max); h_0 = argmax of its row. In training the start is the
-step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
+Exploration (Brandoit et al.'s anchored and free arms): with ``track = True`` the layer keeps, after each forward,
+``aux = {"states", "indices", "excess"}``: the straight-through one-hot states (B, T, H, d_max) and indices
+(B, T, H) of the scan, and in training the exploration excess (B, T) = mean over heads of
+relu(std_j(θ[h_{t−1}, j] / τ) / (π/√6) − 1)², the spread of each realized row beyond the Gumbel noise's.
+
+The start index is learnable: ``start_logits`` (H, d_max); h_0 = argmax of its row; with ``fixed_start`` every head
+starts on index 0 (the authors' NFSM; the anchored arm's codes put the initial state there). In training the start
+is the step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
 the start receives the straight-through gradient like any step. Heads of different sizes are padded to d_max with
 logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -38,6 +45,8 @@ PAD_LOGIT = -1e4
 
 #: logits (positions × H · d_max²) the exact forward computes at once: the transient θ stays within 64 MiB (float32)
 LOGIT_BLOCK = 1 << 24
+#: the standard deviation of a standard Gumbel variable, π/√6
+GUMBEL_STD = math.pi / math.sqrt(6.0)
 
 
 class NFSM(SequenceLayer):
@@ -56,9 +65,13 @@ class NFSM(SequenceLayer):
         gumbel: float | bool = 1.0,
         identity_bias: float = 0.0,
         readout_std: float | None = None,
+        fixed_start: bool = False,
         impl: str = "auto",
     ) -> None:
         super().__init__()
+        if not isinstance(fixed_start, bool):
+            raise ConfigError(f"NFSM: fixed_start must be true or false, got {fixed_start!r}")
+        self.fixed_start, self.track, self.aux = fixed_start, False, {}
         heads = [heads] if isinstance(heads, int) else list(heads)
         if not heads or any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in heads):
             raise ConfigError(f"NFSM: heads must be a non-empty list of positive integers, got {heads!r}")
@@ -110,7 +123,9 @@ class NFSM(SequenceLayer):
         return out
 
     def start_indices(self) -> torch.Tensor:
-        """h_0 (H,) = argmax over each head's valid entries of ``start_logits``."""
+        """h_0 (H,) = argmax over each head's valid entries of ``start_logits`` (0 with ``fixed_start``)."""
+        if self.fixed_start:
+            return torch.zeros(len(self.heads), dtype=torch.long, device=self.start_logits.device)
         return self.start_logits.masked_fill(~self.valid, float("-inf")).argmax(-1)
 
     def transition(self, x: torch.Tensor) -> torch.Tensor:
@@ -138,6 +153,8 @@ class NFSM(SequenceLayer):
         else:
             idx = self.indices(x, h0)
             states = F.one_hot(idx.clamp(min=0), self.d_max).to(x.dtype)
+            if self.track:
+                self.aux = {"states": states, "indices": idx}
         last = idx[:, -1] if length else (self.start_indices().expand(bsz, -1) if h0 is None else h0)
         return self._out(self.outputs(states), {"indices": last}, return_state)
 
@@ -155,6 +172,8 @@ class NFSM(SequenceLayer):
     def _relaxed(self, x: torch.Tensor, h0: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         theta = self.head_logits(x)  # (B, T, H, d, d)
         bsz, r = x.shape[0], len(self.heads)
+        if h0 is None and self.fixed_start:
+            h0 = torch.zeros(bsz, r, dtype=torch.long, device=x.device)
         if h0 is None:  # step 0: the constant table onto the start row's argmax
             start = self.start_logits.masked_fill(~self.valid, PAD_LOGIT).to(theta.dtype)
             theta = torch.cat([start[None, None, :, None, :].expand(bsz, 1, r, self.d_max, self.d_max), theta], dim=1)
@@ -168,6 +187,24 @@ class NFSM(SequenceLayer):
             if self.gumbel != 1.0:
                 noise = noise * self.gumbel
         states, idx = st_table_scan(theta, h0, tau=self.tau, gumbel=noise, impl=self.impl)
+        first = h0  # the index before the first symbol
         if theta.shape[1] > x.shape[1]:
-            states, idx = states[:, 1:], idx[:, 1:]
+            first = idx[:, 0]
+            states, idx, theta = states[:, 1:], idx[:, 1:], theta[:, 1:]
+        if self.track:
+            prev = torch.cat([first[:, None], idx[:, :-1]], dim=1)
+            self.aux = {"states": states, "indices": idx, "excess": self._excess(theta, prev)}
         return states, idx
+
+    def _excess(self, theta: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
+        """Exploration excess (B, T) of the realized rows θ[h_{t−1}] (see the module docstring)."""
+        rows = theta.gather(3, prev[..., None, None].expand(*prev.shape, 1, self.d_max)).squeeze(3) / self.tau
+        valid = self.valid.to(rows.dtype)  # (H, d)
+        count = valid.sum(-1)
+        mean = (rows * valid).sum(-1) / count
+        var = (((rows - mean[..., None]) * valid) ** 2).sum(-1) / count
+        ratio = torch.sqrt(var + 1e-12) / GUMBEL_STD
+        return (F.relu(ratio - 1.0) ** 2).mean(-1)
+
+    def state_vector(self, state: State) -> torch.Tensor:
+        return torch.nn.functional.one_hot(state["indices"], self.d_max).reshape(len(state["indices"]), -1)

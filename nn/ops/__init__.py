@@ -9,6 +9,16 @@ so importing this package never imports triton. The ops are imported here eagerl
 from .delta_product import delta_product
 from .diag_scan import diag_scan, selective_scan
 from .dlr import dlr_kernel_conv
+from .pd_scan import pd_dict_st_scan, pd_scan, pd_st_scan
 from .st_table_scan import st_table_scan
 
-__all__ = ["delta_product", "diag_scan", "dlr_kernel_conv", "selective_scan", "st_table_scan"]
+__all__ = [
+    "delta_product",
+    "diag_scan",
+    "dlr_kernel_conv",
+    "pd_dict_st_scan",
+    "pd_scan",
+    "pd_st_scan",
+    "selective_scan",
+    "st_table_scan",
+]

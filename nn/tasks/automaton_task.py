@@ -6,10 +6,14 @@ Symbol distributions (all drawn from the caller's ``torch.Generator``):
   ``read`` in training and 1 % in evaluation);
 - ``max_identity_run=k``: never more than k identity symbols (symbols whose δ_x is the identity) in a row — the
   word is drawn as before and any identity that would make a run of k + 1 is replaced by a uniformly drawn
-  non-identity symbol (Brandoit et al.'s DFF_5 uses k = 4, so the state depends on the last 5 symbols);
+  non-identity symbol (Brandoit et al.'s DFF5 uses k = 4, so the state depends on the last 5 symbols; their
+  rule: inside a run of drawn identities the forced symbols fall at every 5th position);
 - ``tokens_per_step=k``: one symbol every k tokens, a blank token (acting as the identity) between them, and the
   target lagged by k − 1 tokens (the negative-eigenvalues paper's "S5, 4 tokens per transition", App. E.2.1): the
   target at token t is the state after the symbols among tokens 0..t−k+1, the initial state before that.
+
+Supervision: ``"dense"`` (the default: every position judged, the word problem) or ``"answer"`` (only each word's
+last position: the class of the state the whole word reaches, as the negative-eigenvalues paper trains parity).
 
 Readouts: ``"state"`` (the state itself), ``"accept"`` (accepting or not), or a class per state (``classes`` and
 ``state_class``, e.g. the value of a modular-arithmetic state).
@@ -27,7 +31,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import SpecError
 
 from ..ops.table_scan import keyed_table_scan
-from .base import Batch, LengthSpec, Task, draw_lengths, length_mask
+from .base import SUPERVISIONS, Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 
 PAD = "[PAD]"
 BLANK = "[BLANK]"
@@ -61,6 +65,7 @@ class AutomatonTask(Task):
         max_identity_run: int | None = None,
         tokens_per_step: int = 1,
         default_train_length: tuple[int, int] = (3, 40),
+        supervision: str = "dense",
     ) -> None:
         if automaton.initial is None:
             raise SpecError(f"task {name or automaton.name!r}: the automaton needs an initial state")
@@ -88,7 +93,9 @@ class AutomatonTask(Task):
             automaton=automaton,
             pad_id=len(vocab) - 1,
             default_train_length=default_train_length,
+            supervisions=SUPERVISIONS,
         )
+        self.with_labels(supervision)
         self.readout = readout
         self.state_class = torch.as_tensor(np.asarray(state_class), dtype=torch.long)
         self.table = torch.tensor(np.array(automaton.transitions), dtype=torch.long)  # (k, n)
@@ -123,27 +130,24 @@ class AutomatonTask(Task):
         return ids
 
     def _break_identity_runs(self, ids: torch.Tensor, gen: torch.Generator, carry: _Carry) -> torch.Tensor:
-        """Replace identities that would extend a run beyond ``max_identity_run`` (vectorized; a few rounds)."""
+        """Force a uniformly drawn non-identity symbol at every (k + 1)-th identity of a run of drawn identities.
+
+        Closed form, no scan: inside a run, a forced symbol restarts the count, so the forced positions are those
+        whose number of identities before them in the run (the carried run included) is k modulo k + 1."""
         k_max = self.max_identity_run
         batch, length = ids.shape
+        if not length:
+            return ids
         pos = torch.arange(length)
-        while True:
-            is_id = torch.isin(ids, self.identity_symbols)
-            # index of the last non-identity at or before t (−1 − carried run for none in this chunk)
-            last = torch.where(~is_id, pos[None, :], torch.full_like(ids, -1))
-            last = torch.cummax(last, dim=1).values
-            run = pos[None, :] - last
-            run = torch.where(last < 0, run + carry.run[:, None], run)  # continue the carried run
-            run = torch.where(is_id, run, torch.zeros_like(run))
-            too_long = is_id & (run > k_max)
-            if not bool(too_long.any()):
-                break
-            # fix the first offending position of each word, then recompute
-            first = torch.argmax(too_long.to(torch.int8), dim=1)
-            rows = torch.nonzero(too_long.any(dim=1)).squeeze(1)
-            pick = torch.randint(0, len(self.other_symbols), (len(rows),), generator=gen)
-            ids[rows, first[rows]] = self.other_symbols[pick]
-        carry.run = torch.where(is_id[:, -1], run[:, -1], torch.zeros_like(carry.run)) if length else carry.run
+        is_id = torch.isin(ids, self.identity_symbols)
+        last = torch.cummax(torch.where(is_id, torch.full_like(ids, -1), pos[None, :]), dim=1).values
+        before = pos[None, :] - last - 1  # identities before t in its run, within this chunk
+        before = torch.where(last < 0, before + carry.run[:, None], before)
+        forced = is_id & (before % (k_max + 1) == k_max)
+        pick = torch.randint(0, len(self.other_symbols), (batch, length), generator=gen)
+        ids = torch.where(forced, self.other_symbols[pick], ids)
+        end = before[:, -1] % (k_max + 1) + 1  # identities in a row at the end, after forcing
+        carry.run = torch.where(is_id[:, -1] & ~forced[:, -1], end, torch.zeros_like(carry.run))
         return ids
 
     # --- words ----------------------------------------------------------------------------------------------------
@@ -195,7 +199,8 @@ class AutomatonTask(Task):
         tokens, targets, _ = self.continue_words(batch, t, generator, None, train=train)
         mask = length_mask(lengths, t)
         tokens = torch.where(mask, tokens, torch.full_like(tokens, self.pad_id))
-        return Batch(tokens, targets, mask, lengths)
+        judged = answer_mask(lengths, t) if self.supervision == "answer" else mask
+        return Batch(tokens, targets, judged, lengths)
 
     def word_source(self) -> Any:
         """The evaluation words as a source for ``fsa2rnn.nn.evaluate.failing_length`` (evaluation distribution).

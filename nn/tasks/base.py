@@ -4,7 +4,9 @@ A :class:`Batch` holds, for B words padded to the longest length T in the batch:
 
 - ``inputs``: (B, T) token ids (classification tasks), or (B, T, F) floats (the DLR regression tasks);
 - ``targets``: (B, T) class ids, or (B, T, C) floats;
-- ``mask``: (B, T) bool, the positions that are judged (and enter the loss);
+- ``mask``: (B, T) bool, the positions that are judged (and enter the loss): the task's *supervision*, ``answer``
+  (each word's answer only, as the negative-eigenvalues paper trains its Chomsky tasks) or ``dense`` (every
+  position, as word problems are trained); :meth:`Task.with_labels` switches a task that offers both;
 - ``lengths``: (B,) the length of each word (positions ≥ length are padding, never judged).
 
 Every random draw comes from the ``torch.Generator`` passed in, so the same seed gives the same batches.
@@ -20,6 +22,8 @@ import torch
 from fsa2rnn.fsa.errors import SpecError
 
 LengthSpec = int | tuple[int, int]
+#: which positions a task judges: each word's answer only, or every position
+SUPERVISIONS = ("answer", "dense")
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,9 @@ class Task:
     ``vocab``: the input token names (the model's embedding size; for regression tasks, the input features);
     ``classes``: the target class names (regression: the output features); ``chance``: the accuracy of guessing
     (for the scaled accuracy (acc − chance)/(1 − chance)); ``automaton``: the automaton whose states the targets
-    name, when there is one (extraction and comparison read it).
+    name, when there is one (extraction and comparison read it); ``supervision``: the positions judged (one of
+    :data:`SUPERVISIONS`, None for a task whose mask is its own, e.g. the DLR regression tasks) and
+    ``supervisions`` the ones it offers.
     """
 
     name: str
@@ -58,6 +64,26 @@ class Task:
     pad_id: int | None = None
     default_train_length: tuple[int, int] = (3, 40)
     info: dict[str, Any] = field(default_factory=dict)
+    supervision: str | None = None
+    supervisions: tuple[str, ...] = ()
+
+    def with_labels(self, kind: str | None) -> Task:
+        """The task judging ``kind`` positions (None: its declared supervision); SpecError if it does not offer it."""
+        if kind is None:
+            return self
+        if kind not in SUPERVISIONS:
+            raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {kind!r}")
+        if kind not in self.supervisions:
+            offered = ", ".join(self.supervisions) or "none: its judged positions are fixed"
+            raise SpecError(f"--labels {kind}: task {self.name!r} does not offer it (offers {offered})")
+        self.supervision = kind
+        return self
+
+    @property
+    def prefixes_judged(self) -> bool:
+        """Whether the target at each position is the answer of the prefix ending there, so that prefixes of one
+        long word may be judged as words (the L_max prefix search and chunked accuracy read whole words)."""
+        return self.supervision == "dense" or (self.supervision == "answer" and self.automaton is not None)
 
     @property
     def n_classes(self) -> int:
@@ -80,6 +106,7 @@ class Task:
             "chance": self.chance,
             "source": self.source,
             "description": self.description,
+            "supervision": self.supervision,
         }
 
 
@@ -98,6 +125,11 @@ def draw_lengths(batch: int, length: LengthSpec, generator: torch.Generator) -> 
 def length_mask(lengths: torch.Tensor, t: int) -> torch.Tensor:
     """(B, T) bool: position < length."""
     return torch.arange(t)[None, :] < lengths[:, None]
+
+
+def answer_mask(lengths: torch.Tensor, t: int) -> torch.Tensor:
+    """(B, T) bool: position = length − 1, each word's answer only."""
+    return torch.arange(t)[None, :] == (lengths[:, None] - 1)
 
 
 def parse_length_range(text: str) -> tuple[int, int]:

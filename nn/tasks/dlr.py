@@ -1,6 +1,8 @@
 """The DLR paper's atomic regression tasks (Gupta et al., "Simplifying and understanding state space models with
 diagonal linear RNNs", §4), as ``dlr:<name>``. Inputs are real vectors (B, T, F), targets (B, T, C); the loss is
-the MSE on the masked positions and the score R². x is drawn from N(0, 1) and normalized by ‖x‖_∞.
+the MSE on the masked positions and the score R². x is drawn from N(0, 1) and normalized by ‖x‖_∞. As in the paper,
+every task's input carries two position features after its own channels: (cos 2πi/T, sin 2πi/T) at position i of
+an input of T positions (:func:`position_features`).
 
 ====================  =============================================================================================
 task                  definition (L = the length passed to ``sample``)
@@ -31,6 +33,14 @@ from .base import Batch, LengthSpec, Task
 
 DLR_TASKS = ("shift", "cumsum", "cummax", "reverse", "sort", "select", "mips", "context_shift", "solve")
 _SOURCE = "Gupta et al. (diagonal linear RNNs), §4 atomic tasks"
+#: the two input channels appended to every task's features
+POSITION_FEATURES = ["pos_cos", "pos_sin"]
+
+
+def position_features(batch: int, t: int) -> torch.Tensor:
+    """(batch, t, 2): (cos 2πi/t, sin 2πi/t) at position i."""
+    angle = 2 * math.pi * torch.arange(t, dtype=torch.float64) / t
+    return torch.stack([torch.cos(angle), torch.sin(angle)], dim=-1).to(torch.float32).expand(batch, t, 2)
 
 
 def _normalized(shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
@@ -46,7 +56,7 @@ class DLRTask(Task):
         outputs = {"shift": [f"shift{j}" for j in range(8)], "mips": [f"v{i}" for i in range(4)]}.get(which, ["y"])
         super().__init__(
             name=f"dlr:{which}",
-            vocab=features,
+            vocab=features + POSITION_FEATURES,
             classes=outputs,
             chance=0.0,
             source=_SOURCE,
@@ -67,6 +77,7 @@ class DLRTask(Task):
         x, y, mask = getattr(self, f"_{self.which}")(batch, length, generator)
         if x.ndim == 2:
             x = x[..., None]
+        x = torch.cat([x, position_features(batch, x.shape[1]).to(x.dtype)], dim=-1)
         if y.ndim == 2:
             y = y[..., None]
         return Batch(x, y, mask, torch.full((batch,), x.shape[1], dtype=torch.long))

@@ -1,10 +1,12 @@
 """Tasks that no finite automaton generates: modular arithmetic with brackets, and tracking shuffled objects.
 
-- ``grazzi:modarith_brackets`` (negative-eigenvalues paper, App. E.1, after Delétang et al. 2023): a random
-  expression over single digits 0..m−1, ``+ - *`` and brackets, then ``=``; the target is the value mod m, judged at
-  the ``=`` only (the language is context-free, not regular). ``*`` binds tighter than ``+``/``-``, which associate to
-  the left. An expression has an odd number of tokens, so a word of length L holds the longest expression that
-  fits before its ``=``; the rest is padding.
+- ``grazzi:modarith_brackets`` (negative-eigenvalues paper, App. E.1, after Delétang et al. 2023, as the authors'
+  harness generates it): a random expression over single digits 0..m−1 in which every operation is bracketed,
+  ``( left op right )``, and a terminal may carry a unary minus or brackets (``d``, ``- d``, ``( d )``,
+  ``( - d )``), then ``=``; the target is the value mod m, judged at the ``=`` only (the language is context-free,
+  not regular). Operations are ``+ - *`` (the authors' ``mult`` flag, Table 3's "w/ brackets") or ``+ -`` only
+  (``grazzi:modarith_brackets:nomult``, Table 5's "w/ brackets, no mult"). A length L is the authors' total length
+  (expression, ``=``, answer, ``[PAD]``), at least 5: the word read is the expression of L − 3 tokens and ``=``.
 - ``brandoit:TSO:N`` (length-independent paper §7, after Srivastava et al. 2023, "tracking shuffled objects"): N people
   each holding one of N items (``alice has the key .`` for each), then swaps (``alice swaps with bob .``), then the
   question ``who has the key ?``; the target, judged at ``?``, is the person holding that item. The *length* of a
@@ -22,49 +24,81 @@ ITEMS = ["key", "ball", "book", "hat", "pen"]
 
 
 class ModArithBrackets(Task):
-    def __init__(self, m: int = 5) -> None:
+    def __init__(self, m: int = 5, *, mult: bool = True) -> None:
         vocab = [str(d) for d in range(m)] + ["+", "-", "*", "(", ")", "=", "[PAD]"]
         super().__init__(
-            name="grazzi:modarith_brackets",
+            name="grazzi:modarith_brackets" + ("" if mult else ":nomult"),
             vocab=vocab,
             classes=[str(v) for v in range(m)],
             chance=1.0 / m,
-            source="Grazzi et al. (negative eigenvalues), App. E.1; Delétang et al. 2023",
-            description=f"modular arithmetic mod {m} with brackets; the value is judged at '='",
+            source="Grazzi et al. (negative eigenvalues), App. E.1, Tables 3 and 5; Delétang et al. 2023",
+            description=f"modular arithmetic mod {m}, every operation bracketed, unary minus"
+            + ("" if mult else ", + and − only")
+            + "; the value is judged at '='",
             pad_id=len(vocab) - 1,
+            supervision="answer",
+            supervisions=("answer",),
         )
-        self.m = m
+        self.m, self.mult = m, mult
+        self.info = {"mult": mult}
 
-    def _expression(self, length: int, gen: torch.Generator) -> list[str]:
-        """A uniformly shaped random expression of exactly ``length`` tokens (odd, ≥ 1)."""
-        if length == 1:
-            return [str(int(torch.randint(0, self.m, (1,), generator=gen)))]
-        # brackets around a shorter expression, or a binary operation splitting the rest
-        if length >= 3 and float(torch.rand(1, generator=gen)) < 0.2:
-            return ["(", *self._expression(length - 2, gen), ")"]
-        left = 2 * int(torch.randint(0, (length - 1) // 2, (1,), generator=gen)) + 1
-        op = "+-*"[int(torch.randint(0, 3, (1,), generator=gen))]
-        return [*self._expression(left, gen), op, *self._expression(length - 1 - left, gen)]
+    def _int(self, lo: int, hi: int, gen: torch.Generator) -> int:
+        """Uniform in lo..hi − 1."""
+        return int(torch.randint(lo, hi, (1,), generator=gen))
+
+    def expression(self, length: int, gen: torch.Generator) -> list[str]:
+        """A random expression of exactly ``length`` ≥ 1 tokens: below 5 a terminal ``d``, ``- d``, ``( d )`` or
+        ``( - d )``; else ``( left op right )`` with the left length uniform in 1..length − 4."""
+        if length < 1:
+            raise ValueError(f"an expression has at least 1 token, got {length}")
+        if length < 5:
+            d = str(self._int(0, self.m, gen))
+            return [[d], ["-", d], ["(", d, ")"], ["(", "-", d, ")"]][length - 1]
+        left = self._int(1, length - 3, gen)
+        op = "+-*"[self._int(0, 3 if self.mult else 2, gen)]
+        return ["(", *self.expression(left, gen), op, *self.expression(length - left - 3, gen), ")"]
 
     def value(self, tokens: list[str]) -> int:
-        """The value mod m (Python's integer evaluation: the precedence and associativity of the task)."""
-        return eval("".join(tokens), {"__builtins__": {}}) % self.m  # tokens are digits, + - * and brackets only
+        """The value mod m of an expression in this task's tokens, by recursive descent (every operation is
+        bracketed, so no precedence is needed): expr := d | - d | ( expr ) | ( - d ) | ( expr op expr )."""
+        pos = 0
+
+        def expr() -> int:
+            nonlocal pos
+            tok = tokens[pos]
+            pos += 1
+            if tok == "-":
+                return -expr()
+            if tok != "(":
+                return int(tok)
+            left = expr()
+            if tokens[pos] == ")":
+                pos += 1
+                return left
+            op = tokens[pos]
+            pos += 1
+            right = expr()
+            pos += 1  # ")"
+            return left + right if op == "+" else left - right if op == "-" else left * right
+
+        v = expr()
+        if pos != len(tokens):
+            raise ValueError(f"trailing tokens after an expression: {tokens[pos:]}")
+        return v % self.m
 
     def sample(self, batch: int, length: LengthSpec, generator: torch.Generator, *, train: bool = True) -> Batch:
-        lengths = draw_lengths(batch, length, generator)
-        if int(lengths.min()) < 2:
-            raise ValueError("grazzi:modarith_brackets needs words of length ≥ 2 (an operand and '=')")
+        totals = draw_lengths(batch, length, generator).clamp(min=5)  # the authors' max(length, 5)
+        lengths = totals - 2  # the expression and '=' (the answer and a [PAD] complete the authors' length)
         t = int(lengths.max())
         index = {s: i for i, s in enumerate(self.vocab)}
         inputs = torch.full((batch, t), self.pad_id, dtype=torch.long)
         targets = torch.zeros((batch, t), dtype=torch.long)
         mask = torch.zeros((batch, t), dtype=torch.bool)
         for b, n in enumerate(lengths.tolist()):
-            expr_len = n - 1 if (n - 1) % 2 else n - 2
-            expr = self._expression(expr_len, generator)
-            inputs[b, : expr_len + 1] = torch.tensor([index[s] for s in [*expr, "="]])
-            targets[b, expr_len] = self.value(expr)
-            mask[b, expr_len] = True
+            expr = self.expression(n - 1, generator)
+            inputs[b, :n] = torch.tensor([index[s] for s in [*expr, "="]])
+            targets[b, n - 1] = self.value(expr)
+            mask[b, n - 1] = True
         return Batch(inputs, targets, mask, lengths)
 
 
@@ -83,6 +117,8 @@ class TrackingShuffledObjects(Task):
             description=f"tracking shuffled objects with {n} people; length = number of swaps; judged at '?'",
             pad_id=len(vocab) - 1,
             default_train_length=(1, 20),
+            supervision="answer",
+            supervisions=("answer",),
         )
         self.n = n
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-MODELS = ("deltanet", "deltaproduct", "mamba", "dlr", "nfsm", "lstm", "transformer")
+MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "nfsm", "lstm", "transformer")
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
 or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
@@ -28,7 +28,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--d-model",), dict(type=int, help="Model width (default 64).")),
     (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32) and transformer (4).")),
     (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
-    (("--state-size",), dict(type=int, help="State size per channel of mamba (16) and dlr (64).")),
+    (
+        ("--state-size",),
+        dict(type=int, help="State per channel: mamba, mamba-minus, aussm (16) and dlr (64); pdssm N (d_model)."),
+    ),
     (
         ("--nfsm-heads",),
         dict(
@@ -38,7 +41,7 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     ),
     (
         ("--gumbel",),
-        dict(type=float, help="NFSM: scale of the Gumbel noise in training; 0: deterministic straight-through (1)."),
+        dict(type=float, help="NFSM: scale of the Gumbel noise in training (default 1, or ν with --nu); 0: no noise."),
     ),
     (
         ("--nfsm-identity",),
@@ -52,10 +55,43 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--short-conv/--no-short-conv",),
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),
+    (
+        ("--delta-form",),
+        dict(
+            help="deltanet/deltaproduct form: fla (per-head output RMSNorm, Xavier init of gain 2^-2.5, no beta "
+            "bias; default) or plain (no output norm, PyTorch's init, a beta bias)."
+        ),
+    ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
-    (("--loss",), dict(help="uniform, or first-error: positions after a word's first error weighted exp(-3(t-t*)).")),
+    (
+        ("--labels",),
+        dict(
+            help="Judged positions: answer (each word's answer only; the default of grazzi:parity, grazzi:modarith) "
+            "or dense (every position; the default of word problems)."
+        ),
+    ),
+    (
+        ("--loss",),
+        dict(
+            help="uniform; first-error: positions after a word's first error weighted exp(-3(t-t*)); balanced: "
+            "that weighting times a class balance (count^-0.5), each word's weighted mean (Brandoit et al.)."
+        ),
+    ),
+    # Brandoit et al.'s NFSM recipe (nn/train/objectives.py, docs/reproductions.md)
+    (("--arm",), dict(help="NFSM: free (the model's loss, default) or anchored (heads supervised on their codes).")),
+    (
+        ("--head-family",),
+        dict(
+            help="NFSM heads with known codes, every head starting on 0: regular (one head of |Q|), factored "
+            "(quotient heads of a group) or factored:5,12 (given sizes). Default with --arm anchored: regular."
+        ),
+    ),
+    (("--nu",), dict(type=float, help="NFSM: ν, the Gumbel noise scale and the softmax temperature (authors': 0.5).")),
+    (("--explore",), dict(type=float, help="NFSM: exploration penalty β, free loss (authors': 0.03; default 0).")),
+    (("--anchor-explore",), dict(type=float, help="NFSM: β while anchored (authors': 0.01; default 0).")),
+    (("--keep-best/--no-keep-best",), dict(default=None, help="End on the best validated weights (default: last).")),
     (("--steps",), dict(type=int, help="Optimizer steps (default 2000).")),
     (("--batch",), dict(type=int, help="Global batch size in words (default 64).")),
     (("--lr",), dict(type=float, help="Peak learning rate of AdamW (default 1e-3).")),
@@ -65,10 +101,23 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
     (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
     (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (
+        ("--lr-grid",),
+        dict(
+            help="With --seeds: train every rate (paper: 1e-2,1e-3,5e-4,1e-4, or a list) with every seed in "
+            "RUN/lr-RATE/seed-S, pick the rate by the median score, report its best and median."
+        ),
+    ),
     (("--device",), dict(help="cpu or cuda (default cpu).")),
     (("--nproc",), dict(type=int, help="Data-parallel processes: launches torchrun --nproc-per-node N.")),
-    (("--init-from",), dict(type=click.Path(dir_okay=False), help="Start from a compiled model's weights "
-                            "(single-layer Householder or NFSM; its architecture, so no architecture flags).")),
+    (
+        ("--init-from",),
+        dict(
+            type=click.Path(dir_okay=False),
+            help="Start from a compiled model's weights "
+            "(single-layer Householder or NFSM; its architecture, so no architecture flags).",
+        ),
+    ),
     (("--init-noise",), dict(type=float, help="With --init-from: add σ·N(0, 1) to every weight (default 0).")),
     (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
     (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
@@ -84,6 +133,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--lmax/--no-lmax",), dict(default=None, help="Search the failing length L_max (default: on).")),
     (("--cap",), dict(type=int, help="Longest length the L_max search tries (default 4096).")),
     (("--threshold",), dict(type=float, help="Sequence accuracy below which a length fails (default 1.0).")),
+    (
+        ("--protocol",),
+        dict(help="L_max search: prefix (prefixes of the same words, default) or brandoit (fresh words per length)."),
+    ),
     (("--json", "as_json"), dict(is_flag=True, default=False, help="Print one JSON object.")),
 ]
 

@@ -11,6 +11,8 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
   d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`): ``auto`` (the NFSM compiler's
   cheapest one-layer plan: point-tracking heads for a permutation group, else one head of |Q|), ``single``,
   ``4x11`` (4 heads of 11) or ``8,8,6``.
+- ``delta_form`` "fla" | "plain" is the DeltaNet/DeltaProduct form: fla's (per-head output RMSNorm, Xavier init of
+  gain 2^−2.5, no β bias; the layer's default) or the bare recurrence (nn/layers/delta_product.py).
 """
 
 from __future__ import annotations
@@ -21,15 +23,22 @@ from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
 
+from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
+from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..model import ModelConfig
-from ..tasks import Task, parse_length_range
+from ..tasks import Task, get_task, parse_length_range
+from ..tasks.base import SUPERVISIONS
 from .presets import ARCH_FLAGS
 
 RUN_FORMAT = "fsa2rnn.train_run/1"
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
-LOSSES = ("uniform", "first-error")
+LOSSES = ("uniform", "first-error", "balanced")
+#: Brandoit et al.'s two arms for the NFSM (objectives.py): free (the model's loss) or anchored (heads supervised)
+ARMS = ("free", "anchored")
+#: head families of the NFSM with known codes (compiler/nfsm_families.py); ``factored:5,12`` fixes the sizes
+HEAD_FAMILIES = ("regular", "factored")
 EIG = {
     "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
     "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
@@ -53,14 +62,18 @@ class TrainConfig:
     head_dim: int | None = None
     state_size: int | None = None
     nfsm_heads: str | None = None
-    #: NFSM: the scale of the training Gumbel noise (None: the layer's default 1, the paper's estimator)
+    #: NFSM: the scale of the training Gumbel noise (None: ν with --nu, else the layer's default 1 at τ = 0.5)
     gumbel: float | None = None
     nfsm_identity: float | None = None
     nfsm_readout_std: float | None = None
     short_conv: bool | None = None
+    #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
+    delta_form: str | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     train_length: str | None = None
+    #: the judged positions: answer | dense (None: the task's own supervision; nn/tasks/base.py)
+    labels: str | None = None
     loss: str = "uniform"
     steps: int = 2000
     batch: int = 64
@@ -82,6 +95,8 @@ class TrainConfig:
     lmax: bool = True
     cap: int = 4096
     threshold: float = 1.0
+    #: the L_max search: prefix (prefixes of the same words) or brandoit (fresh words per length; nn/evaluate.py)
+    protocol: str = "prefix"
     preset: str | None = None
     scale: str | None = None
     progress: bool = True
@@ -89,6 +104,14 @@ class TrainConfig:
     #: a compiled model file whose weights start the run (nn/train/init_from.py), and the noise added to them
     init_from: str | None = None
     init_noise: float = 0.0
+    #: Brandoit et al.'s recipe (objectives.py): the arm, the NFSM head family, ν (noise scale and softmax
+    #: temperature at once), the exploration penalty of the free and the anchored phase, keeping the best checkpoint
+    arm: str = "free"
+    head_family: str | None = None
+    nu: float | None = None
+    explore: float = 0.0
+    anchor_explore: float = 0.0
+    keep_best: bool = False
 
     def __post_init__(self) -> None:
         if self.model not in LAYERS:
@@ -109,7 +132,18 @@ class TrainConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise SpecError(f"--{name.replace('_', '-')} must be a positive integer, got {v!r}")
-        for name in ("lr", "min_lr", "weight_decay", "clip", "warmup", "dropout", "mlp_ratio", "init_noise"):
+        for name in (
+            "lr",
+            "min_lr",
+            "weight_decay",
+            "clip",
+            "warmup",
+            "dropout",
+            "mlp_ratio",
+            "init_noise",
+            "explore",
+            "anchor_explore",
+        ):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0:
                 raise SpecError(f"--{name.replace('_', '-')} must be a number ≥ 0, got {v!r}")
@@ -119,6 +153,8 @@ class TrainConfig:
             raise SpecError(f"--warmup is a fraction of the steps in [0, 1), got {self.warmup}")
         if not 0 < self.threshold <= 1:
             raise SpecError(f"--threshold must lie in (0, 1], got {self.threshold}")
+        if self.protocol not in PROTOCOLS:
+            raise SpecError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         if self.loss not in LOSSES:
             raise SpecError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.early_stop < 0:
@@ -141,9 +177,14 @@ class TrainConfig:
         m = self.model
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
+        if self.labels is not None and self.labels not in SUPERVISIONS:
+            raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {self.labels!r}")
+        if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
+            raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
+        defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
-            if value is not None and value != "auto" and m not in models:
+            if value is not None and value != "auto" and value != defaults[name] and m not in models:
                 what = "has no eigenvalue range" if name == "eig" else "does not take it"
                 raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
         if self.nfsm_heads is not None and self.nfsm_heads.startswith("auto"):
@@ -159,8 +200,37 @@ class TrainConfig:
         std = self.nfsm_readout_std
         if std is not None and not (is_finite_number(std) and std > 0):
             raise SpecError(f"--nfsm-readout-std must be a number > 0, got {self.nfsm_readout_std!r}")
+        self._check_arm()
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
+
+    def _check_arm(self) -> None:
+        """The options of Brandoit et al.'s recipe (one line each, before any work)."""
+        if self.arm not in ARMS:
+            raise SpecError(f"--arm must be one of {', '.join(ARMS)}, got {self.arm!r}")
+        nfsm_only = {"head_family": self.head_family, "nu": self.nu}
+        if self.arm == "anchored":
+            nfsm_only["arm"] = self.arm
+        for name, value in nfsm_only.items():
+            if value is not None and self.model != "nfsm":
+                raise SpecError(f"--{name.replace('_', '-')} applies to nfsm; {self.model} does not take it")
+        if self.explore or self.anchor_explore:
+            if self.model != "nfsm":
+                raise SpecError(f"--explore applies to nfsm; {self.model} does not take it")
+        if self.head_family is not None or self.arm == "anchored":
+            if self.head_family is not None:
+                parse_head_family(self.head_family)
+            if self.nfsm_heads is not None:
+                raise SpecError("--head-family and --arm anchored set the heads: give no --nfsm-heads with them")
+        if self.nu is not None:
+            if not (is_finite_number(self.nu) and self.nu > 0):
+                raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
+        if not isinstance(self.keep_best, bool):
+            raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
+        if self.arm == "anchored" and self.layers != 1:
+            raise SpecError(f"--arm anchored trains one NFSM layer, got --layers {self.layers}")
+        if self.arm == "anchored" and self.nproc > 1:
+            raise SpecError("--arm anchored runs in one process (its release rule reads one validation): no --nproc")
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +287,40 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
     return heads
 
 
+def parse_head_family(text: str) -> tuple[str, list[int] | None]:
+    """``regular``, ``factored`` or ``factored:5,12`` (the factored family with these head sizes)."""
+    name, _, sizes = text.partition(":")
+    if name in HEAD_FAMILIES and not sizes:
+        return name, None
+    if name == "factored":
+        try:
+            out = [int(v) for v in sizes.split(",")]
+        except ValueError:
+            out = []
+        if out and all(2 <= v <= 4096 for v in out) and len(out) <= 4:
+            return name, out
+    raise SpecError(f"--head-family must be regular, factored or factored:D1,D2,… (≤ 4 sizes in 2..4096), got {text!r}")
+
+
+def head_family_of(cfg: TrainConfig, task: Task) -> Any:
+    """The NFSM head family of the run (compiler/nfsm_families.py): the --head-family, or regular for the anchored
+    arm without one; None when the run has none."""
+    if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
+        return None
+    from fsa2rnn.compiler.nfsm_families import head_family
+
+    if task.automaton is None or getattr(task, "readout", None) != "state":
+        raise SpecError(f"--head-family and --arm anchored need a task whose targets are states, not {task.name!r}")
+    key = (task.name, cfg.head_family or "regular")
+    if key not in _FAMILIES:
+        name, sizes = parse_head_family(key[1])
+        _FAMILIES[key] = head_family(task.automaton, name, sizes)
+    return _FAMILIES[key]
+
+
+_FAMILIES: dict[tuple[str, str], Any] = {}  # (task, family) → HeadFamily: the search runs once per process
+
+
 def _expansion(text: str) -> int:
     """K of ``auto:K`` (1 for ``auto``)."""
     if text == "auto":
@@ -225,6 +329,11 @@ def _expansion(text: str) -> int:
     if head == "auto" and k.isdigit() and 1 <= int(k) <= 64:
         return int(k)
     raise SpecError(f"--nfsm-heads auto:K takes an integer K in 1..64, got {text!r}")
+
+
+def task_of(cfg: TrainConfig) -> Task:
+    """The run's task, judging the positions ``--labels`` asks for (SpecError if the task does not offer them)."""
+    return get_task(cfg.task).with_labels(cfg.labels)
 
 
 def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
@@ -245,9 +354,15 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     elif m == "transformer":
         args["heads"] = cfg.heads or 4
     elif m == "nfsm":
-        args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
+        family = head_family_of(cfg, task)
+        if family is not None:  # the authors' NFSM: the family's heads, every head starting on index 0
+            args.update(heads=list(family.sizes), fixed_start=True)
+        else:
+            args["heads"] = parse_nfsm_heads(cfg.nfsm_heads or "auto", task.automaton)
         if cfg.gumbel is not None:
             args["gumbel"] = float(cfg.gumbel)
+        if cfg.nu is not None:  # Brandoit et al.: argmax(θ/ν + G) forward, softmax(θ/ν + G) backward
+            args.update(gumbel=float(cfg.nu if cfg.gumbel is None else cfg.gumbel), tau=float(cfg.nu))
         if cfg.nfsm_identity is not None:
             args["identity_bias"] = float(cfg.nfsm_identity)
         if cfg.nfsm_readout_std is not None:
@@ -256,6 +371,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
         args["short_conv"] = cfg.short_conv
+    if m in ("deltanet", "deltaproduct"):  # recorded in every run, so a run reloads with the form it trained
+        args["form"] = cfg.delta_form or "fla"
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,
@@ -283,6 +400,7 @@ def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any
             "classes": task.classes,
             "chance": task.chance,
             "source": task.source,
+            "supervision": task.supervision,
         },
     }
 
@@ -294,4 +412,9 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
         raise SpecError(f"{where}: not valid JSON") from None
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
         raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    return TrainConfig.from_dict(data.get("train")), ModelConfig.from_dict(data.get("model"))
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg

@@ -5,8 +5,9 @@
   judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
   task's *evaluation* distribution with a seed per length. Automaton tasks are streamed: the words are continued
   chunk by chunk (``Task.continue_words``) while the model carries its recurrent state, so 2^20 symbols per word never
-  sit in memory at once. The Transformer has no fixed-size state: it is evaluated only at lengths whose attention
-  over the whole prefix fits :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
+  sit in memory at once; a task supervised on the answer only is judged at each word's last position. The
+  Transformer has no fixed-size state: it is evaluated only at lengths whose attention over the whole prefix fits
+  :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
 - :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
   judged at their last judged position (the answer), as accuracy and scaled accuracy.
 - :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..evaluate import DEFAULT_CAP, failing_length
+from ..evaluate import DEFAULT_CAP, clip_cap, failing_length, failing_length_fresh
 from ..model import SequenceModel
 from ..tasks import Task
 
@@ -121,7 +122,8 @@ def accuracy_at_lengths(
 def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator):
     """(right positions, judged positions, right words, judged words) on n words of ``length``."""
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
-    if hasattr(task, "continue_words"):
+    if hasattr(task, "continue_words") and task.prefixes_judged:  # automaton words, read in chunks
+        answer = task.supervision == "answer"  # judged at the word's last position only
         chunk = max(1, _chunk_tokens(model) // n) if recurrent else length
         right = judged = 0
         ok = torch.ones(n, dtype=torch.bool)
@@ -131,10 +133,12 @@ def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: to
             tokens, targets, carry = task.continue_words(n, step, gen, carry, train=False)
             logits, state = _logits(model, tokens, state)
             good = logits.argmax(-1).cpu() == targets
+            done += step
+            if answer:
+                good = good[:, -1:] if done == length else good[:, :0]
             right += int(good.sum())
             judged += good.numel()
             ok &= good.all(dim=1)
-            done += step
         return right, judged, int(ok.sum()), n
     batch = task.sample(n, length, gen, train=False)
     logits, _ = _logits(model, batch.inputs, None)
@@ -185,10 +189,17 @@ def failing_length_of(
     n_words: int = 512,
     threshold: float = 1.0,
     seed: int = 0,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
-    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words."""
+    """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words, by the
+    ``prefix`` protocol (nn/evaluate.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
+    at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
+    accuracy at every length judged, and ``l_max_cap``: the cap searched)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
+    if not task.prefixes_judged:
+        why = f"{task.name} judges only the answer of a whole word, so prefixes of one word are not words"
+        return {"l_max": None, "l_max_capped": False, "l_max_note": why}
     note = None
     fit_cap = cap
     while _attention_words(model, fit_cap, n_words) < n_words and fit_cap > start:
@@ -197,6 +208,20 @@ def failing_length_of(
         note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
+    if protocol == "brandoit":
+        top = clip_cap(max(fit_cap, start), task.n_classes, start)
+        l_max, capped, trace = failing_length_fresh(
+            model.predictor(),
+            task.word_source(),
+            start=start,
+            cap=top,
+            n_words=n_words,
+            threshold=threshold,
+            seed=seed,
+            chunk=chunk,
+        )
+        trace_out = {str(k): v for k, v in sorted(trace.items())}
+        return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note, "l_max_cap": top, "l_max_trace": trace_out}
     l_max, capped = failing_length(
         model.predictor(),
         task.word_source(),
@@ -334,10 +359,18 @@ def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths
     if cfg.lmax:
         ev.update(
             failing_length_of(
-                model, task, start=train_max, cap=max(cfg.cap, train_max), n_words=cfg.samples, threshold=cfg.threshold
+                model,
+                task,
+                start=train_max,
+                cap=max(cfg.cap, train_max),
+                n_words=cfg.samples,
+                threshold=cfg.threshold,
+                seed=cfg.seed if cfg.protocol == "brandoit" else 0,
+                protocol=cfg.protocol,
             )
         )
         ev["l_max_search"] = {
+            "protocol": cfg.protocol,
             "start": train_max,
             "cap": max(cfg.cap, train_max),
             "n_words": cfg.samples,
@@ -352,9 +385,8 @@ def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
     """(model in eval mode, task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
     from fsa2rnn.fsa.errors import SpecError
 
-    from ..tasks import get_task
     from .checkpoint import load_checkpoint, restore
-    from .config import read_run_record
+    from .config import read_run_record, task_of
     from .trainer import CONFIG, MODEL
 
     run = Path(run)
@@ -365,7 +397,7 @@ def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
     model = SequenceModel.from_config(mcfg)
     restore(model, tensors)
     model.eval()
-    return model, get_task(cfg.task), cfg
+    return model, task_of(cfg), cfg
 
 
 def evaluate_run(
@@ -375,10 +407,16 @@ def evaluate_run(
     lmax: bool = False,
     cap: int = DEFAULT_CAP,
     samples: int = 512,
-    threshold: float = 1.0,
+    threshold: float | None = None,
+    protocol: str = "prefix",
 ) -> dict[str, Any]:
-    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}."""
+    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}.
+
+    ``threshold`` None: 1.0, except under the ``brandoit`` protocol for a model other than the NFSM (0.9, the
+    authors' bar for baselines); the ``brandoit`` protocol seeds its words by the run's seed and each length."""
     model, task, cfg = load_run(run)
+    if threshold is None:
+        threshold = 0.9 if protocol == "brandoit" and model.config.layer != "nfsm" else 1.0
     train_max = cfg.train_lengths(task)[1]
     if task.kind == "regression":
         scores = [regression_scores(model, task, n, samples=samples) for n in (lengths or [train_max])]
@@ -394,9 +432,17 @@ def evaluate_run(
     if lmax:
         out.update(
             failing_length_of(
-                model, task, start=train_max, cap=max(cap, train_max), n_words=samples, threshold=threshold
+                model,
+                task,
+                start=train_max,
+                cap=max(cap, train_max),
+                n_words=samples,
+                threshold=threshold,
+                seed=cfg.seed if protocol == "brandoit" else 0,
+                protocol=protocol,
             )
         )
+        out["l_max_protocol"] = protocol
     else:
         out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
     if model.config.layer == "nfsm":

@@ -27,7 +27,7 @@ from ..model import ModelConfig, SequenceModel
 
 #: TrainConfig fields the compiled model determines
 ARCH_FIELDS = ("model", "eig", "n_h", "layers", "d_model", "heads", "head_dim", "state_size", "nfsm_heads",
-               "short_conv", "mlp_ratio", "dropout")  # fmt: skip
+               "short_conv", "delta_form", "mlp_ratio", "dropout")  # fmt: skip
 #: initialization settings, meaningless with compiled weights
 INIT_FIELDS = ("nfsm_identity", "nfsm_readout_std")
 _NOISE_STREAM = 4
@@ -52,6 +52,8 @@ def _arch_of(net: SequenceModel) -> dict[str, Any]:
         out.update(eig="-1,1", heads=args["heads"], head_dim=args["head_dim"], n_h=args["n_h"], short_conv=False)
     elif c.layer == "nfsm":
         out["nfsm_heads"] = ",".join(str(d) for d in args["heads"])
+    elif c.layer == "pdssm":
+        out["state_size"] = args["state_size"]
     return out
 
 

@@ -16,11 +16,12 @@ import click
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
+from .lr_grid import grid_lines, grid_summary, parse_lr_grid
 from .presets import get_preset
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "lr_grid")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -87,6 +88,22 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
     under_torchrun = launched_by_torchrun()
     if under_torchrun:
         fields["nproc"] = int(os.environ["WORLD_SIZE"])
+    rates = _lr_grid(params, seeds)
+    if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
+        grid = [[(TrainConfig(**{**fields, "lr": lr, "seed": s}), out / f"lr-{lr:g}" / f"seed-{s}") for s in seeds]
+                for lr in rates]  # fmt: skip
+        for cfg, path in (c for row in grid for c in row):
+            Prepared(cfg, path, resume=resume)
+        if nproc > 1 and not under_torchrun:
+            sys.exit(launch(nproc, launch_args))
+        results = [[train(cfg, path, resume=resume) for cfg, path in row] for row in grid]
+        if results[0][0] is None:  # not rank 0
+            return
+        summary = grid_summary(rates, results, fields["task"], fields.get("model") or "deltanet")
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
+        click.echo(json.dumps(summary, default=float) if params.get("as_json") else "\n".join(grid_lines(summary)))
+        return
     runs = [(s, out / f"seed-{s}") for s in seeds] if seeds else [(fields.get("seed", 42), out)]
     configs = [(TrainConfig(**{**fields, "seed": s}), path) for s, path in runs]
     for cfg, path in configs:  # every bad input is refused before any run starts
@@ -103,6 +120,18 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
         report(summary, params.get("as_json"))
     else:
         report(results[0], params.get("as_json"))
+
+
+def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | None:
+    """The rates of ``--lr-grid`` (None without it); it needs ``--seeds`` and excludes ``--lr``."""
+    if not params.get("lr_grid"):
+        return None
+    rates = parse_lr_grid(params["lr_grid"])
+    if params.get("lr") is not None:
+        raise SpecError("give --lr or --lr-grid, not both")
+    if not seeds:
+        raise SpecError("--lr-grid needs --seeds (the rate is chosen by the median over the seeds)")
+    return rates
 
 
 def launch(nproc: int, args: list[str]) -> int:

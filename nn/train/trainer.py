@@ -30,12 +30,22 @@ from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
 from ..model import SequenceModel
-from ..tasks import Batch, Task, get_task
+from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, model_config, read_run_record, run_record
+from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
 from .evaluate import evaluate_run_model
 from .init_from import init_architecture, load_init
+from .objectives import (
+    ANCHOR_WEIGHT,
+    RELEASE_ACCURACY,
+    RELEASE_PATIENCE,
+    Anchor,
+    balanced_ce,
+    explore_scale,
+    first_error,
+    frontier_excess,
+)
 
 CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"
 RUN_FILES = (CONFIG, MODEL, METRICS)
@@ -86,7 +96,7 @@ class Prepared:
     """Everything a run needs that can be checked before any file is written or any step is taken."""
 
     def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool) -> None:
-        self.task: Task = get_task(cfg.task)
+        self.task: Task = task_of(cfg)
         cfg = init_architecture(cfg, self.task)  # with --init-from, the compiled model's architecture
         self.cfg, self.out, self.resume = cfg, Path(out), resume
         self.lengths = cfg.train_lengths(self.task)
@@ -164,6 +174,56 @@ class _Trainer:
         self.regression = self.task.kind == "regression"
         self.out = prep.out
         self.last: dict[str, Any] = {}
+        self._init_arm(prep.header)
+
+    # ------------------------------------------------------------------ Brandoit et al.'s arms (objectives.py)
+    def _init_arm(self, header: dict[str, Any] | None) -> None:
+        cfg = self.cfg
+        from ..layers.nfsm import NFSM
+
+        layers = [m for m in self.model.modules() if isinstance(m, NFSM)]
+        self.nfsm = layers[0] if layers else None
+        self.anchor, self.anchored, self.anchor_streak, self.release_step = None, False, 0, 0
+        self.best: tuple[tuple[float, float], int, dict[str, torch.Tensor]] | None = None
+        h = header or {}
+        if cfg.arm == "anchored":
+            family = head_family_of(cfg, self.task)
+            self.anchor = Anchor(family.codes, family.sizes)
+            self.anchored = bool(h.get("anchored", True))
+            self.anchor_streak, self.release_step = int(h.get("anchor_streak", 0)), int(h.get("release_step", 0))
+            self.pinned = self.anchored and Anchor.can_pin(self.nfsm, self.cfg.d_model)
+            if self.pinned:  # frozen: AdamW skips a parameter without gradient
+                Anchor.pin(self.nfsm)
+        if self.nfsm is not None:
+            self.nfsm.track = bool(cfg.explore or cfg.anchor_explore or self.anchor is not None)
+
+    def _release(self) -> None:
+        """The anchored arm's release: the free loss, the readout unpinned, a fresh optimizer and schedule."""
+        self.anchored, self.release_step = False, self.step
+        Anchor.unpin(self.nfsm)
+        self.optimizer = torch.optim.AdamW(param_groups(self.model, self.cfg.weight_decay), lr=self.cfg.lr)
+
+    def _arm_loss(self, out: torch.Tensor, batch: Batch, loss_sum: torch.Tensor | None) -> torch.Tensor | None:
+        """Σ over words of the arm's loss (anchored heads, or the balanced loss) plus the exploration penalty, or
+        None to keep the plain loss (``loss_sum``: Σ over words of the plain loss, with its frontier)."""
+        cfg = self.cfg
+        if not (self.anchored or cfg.loss == "balanced" or cfg.explore):
+            return None
+        aux = self.nfsm.aux if self.nfsm is not None else {}
+        if self.anchored:
+            total, frontier = self.anchor.loss(aux["states"], aux["indices"], batch)
+            dec, _ = balanced_ce(out, batch.targets, batch.mask)
+            total, beta = total + ANCHOR_WEIGHT * dec, cfg.anchor_explore
+        else:
+            if cfg.loss == "balanced":
+                total, frontier = balanced_ce(out, batch.targets, batch.mask)
+            else:
+                total = loss_sum
+                frontier = first_error((out.argmax(-1) == batch.targets).detach(), batch.mask)[1]
+            beta = cfg.explore
+        if beta and "excess" in aux:
+            total = total + beta * explore_scale(self.step, cfg.steps) * frontier_excess(aux["excess"], frontier)
+        return total
 
     # ------------------------------------------------------------------ files (rank 0)
     def _start_files(self) -> None:
@@ -191,6 +251,9 @@ class _Trainer:
             "stopped_early": self.stopped_early,
             "finished": self.finished,
             "seed": self.cfg.seed,
+            "anchored": self.anchored,
+            "anchor_streak": self.anchor_streak,
+            "release_step": self.release_step,
         }
         save_checkpoint(self.out / MODEL, self.model, header, self.optimizer)
 
@@ -227,8 +290,12 @@ class _Trainer:
             ce = F.cross_entropy(out.flatten(0, 1), batch.targets.flatten(), reduction="none").view(mask.shape)
             right = ((out.argmax(-1) == batch.targets) & mask).sum().double()
             total = (ce * mask).sum()
-            weighted = total if self.cfg.loss == "uniform" else (ce * mask * first_error_weights(out, batch)).sum()
-            loss = weighted / n_global
+            if self.cfg.loss == "first-error":
+                weighted = (ce * mask * first_error_weights(out, batch)).sum()
+            else:
+                weighted = total
+            arm = self._arm_loss(out, batch, weighted * self.cfg.batch / n_global)
+            loss = weighted / n_global if arm is None else arm / self.cfg.batch
             stats = torch.stack([total.detach().double(), right])
         return loss * self.world.size, stats
 
@@ -237,7 +304,7 @@ class _Trainer:
         torch.manual_seed(stream_seed(self.cfg.seed, _NOISE, step))
         batch, n_global, n_tokens = self._batch(step)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.cfg, step)
+            group["lr"] = lr_at(self.cfg, step - self.release_step)
         self.net.train()
         loss, stats = self._loss(batch, n_global)
         self.optimizer.zero_grad(set_to_none=True)
@@ -286,6 +353,10 @@ class _Trainer:
             ).cpu()
             sst = float(s[2]) - float(s[1]) ** 2 / max(float(s[3]), 1)
             return {"val_r2": 1.0 - float(s[0]) / sst if sst > 0 else float("nan")}
+        heads = {}
+        if self.anchored:  # the pinned heads' sequence accuracy: the release rule
+            ok = self.anchor.heads_correct(self.nfsm.aux["indices"], b.targets) | ~b.mask
+            heads["anchor_sequence_accuracy"] = float(ok.all(1).double().mean())
         good = (out.argmax(-1) == b.targets) | ~b.mask
         words = (good.all(dim=1) & b.mask.any(dim=1)).sum()
         s = all_sum(
@@ -294,7 +365,21 @@ class _Trainer:
         return {
             "val_token_accuracy": float(s[0]) / max(float(s[1]), 1),
             "val_sequence_accuracy": float(s[2]) / max(float(s[3]), 1),
+            **heads,
         }
+
+    def _after_validation(self, rec: dict[str, Any], step: int) -> None:
+        """The release rule of the anchored arm and the best checkpoint (``keep_best``)."""
+        if self.anchored:
+            good = rec.get("anchor_sequence_accuracy", 0.0) >= RELEASE_ACCURACY
+            self.anchor_streak = self.anchor_streak + 1 if good else 0
+            if self.anchor_streak >= RELEASE_PATIENCE:
+                self._release()
+                rec["anchor_released"] = step
+        if self.cfg.keep_best and "val_sequence_accuracy" in rec:
+            score = (rec["val_sequence_accuracy"], rec["val_token_accuracy"])
+            if self.best is None or score >= self.best[0]:
+                self.best = (score, step, {k: v.detach().clone() for k, v in self.model.state_dict().items()})
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> dict[str, Any]:
@@ -329,6 +414,7 @@ class _Trainer:
                     tokens, t0 = 0, time.perf_counter()
                     if validate:
                         rec.update(self._validate())
+                        self._after_validation(rec, s)
                         exact = rec.get("val_sequence_accuracy") == 1.0
                         self.streak = self.streak + 1 if exact else 0
                         if cfg.early_stop and self.streak >= cfg.early_stop:
@@ -349,6 +435,8 @@ class _Trainer:
             if metrics is not None:
                 metrics.close()
         barrier(self.world)
+        if self.best is not None and self.finished:  # --keep-best: end on the best validation
+            self.model.load_state_dict(self.best[2])
         self.model.eval()
         return {"model": self.model, "step": self.step, "last": self.last, "stopped_early": self.stopped_early}
 

@@ -1,0 +1,56 @@
+"""`fsa2rnn reproduce NAME`: regenerate a paper's table from ordinary training runs (fsa2rnn.nn.train.reproduce)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .errors import echo_json
+
+
+@click.command("reproduce")
+@click.argument("name", metavar="NAME")
+@click.option(
+    "--scale",
+    default="small",
+    show_default=True,
+    help="tiny (the test's), small (a 2-core CPU), medium, paper (the authors' protocol, for a GPU).",
+)
+@click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
+@click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba.")
+@click.option("--arm", help="anchored or free (default: both; baselines have only the free arm).")
+@click.option("--seeds", help="Seeds, e.g. 42..46 or 42,43 (default: the paper's).")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="The directory DIR.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object.")
+def reproduce_command(
+    name: str,
+    scale: str,
+    tasks: str | None,
+    models: str | None,
+    arm: str | None,
+    seeds: str | None,
+    out: str,
+    as_json: bool,
+) -> None:
+    """Regenerate the table NAME (brandoit-table1, …): every (task, model, arm, seed) as a training run under
+    DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
+    values beside) and DIR/plot.png. See docs/reproductions.md."""
+    import sys
+
+    from fsa2rnn.nn.train.reproduce import get_reproduction
+    from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce, table_markdown
+
+    rep = get_reproduction(name)
+    chosen = rep.select(scale, tasks, models, arm, seeds)
+    jobs = rep.jobs(scale, *chosen)
+    if not jobs:
+        from fsa2rnn.fsa.errors import SpecError
+
+        raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
+    prepare(rep, scale, Path(out), jobs)
+    table = reproduce(rep, scale, jobs, Path(out), progress=sys.stderr.isatty())
+    if as_json:
+        echo_json(table)
+    else:
+        click.echo(table_markdown(table), nl=False)

@@ -1,0 +1,100 @@
+"""The interface of a reproduction (one paper table) and of its jobs.
+
+A subclass of :class:`Reproduction` states the table: its ``tasks``, ``models``, ``arms``, ``seeds`` and ``scales``;
+``paper[(task, model)]`` the published cell ({"aggregate": str, "seeds": [str, …]}, "x" for a seed that did not
+learn), placed beside a cell by :meth:`paper_cell`; :meth:`jobs` the training runs of a selection at a scale
+(TrainConfig fields, seed excluded); :meth:`result` the figures of one finished run (read from its eval.json and
+summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from
+the authors' setup that remain at a scale.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsa2rnn.fsa.errors import SpecError
+
+SCALES = ("tiny", "small", "medium", "paper")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (task, model, arm, seed) of a table: an ordinary training run with the TrainConfig fields ``config``."""
+
+    task: str
+    model: str
+    arm: str
+    seed: int
+    config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def name(self) -> str:
+        """The run directory's name under DIR/runs/."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{self.task}__{self.model}__{self.arm}__{self.seed}")
+
+    @property
+    def cell(self) -> tuple[str, str, str]:
+        return (self.task, self.model, self.arm)
+
+
+class Reproduction:
+    name: str = ""
+    title: str = ""
+    source: str = ""
+    tasks: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    arms: tuple[str, ...] = ("free",)
+    seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
+    scales: tuple[str, ...] = SCALES
+    #: (task, model) → {"aggregate": str, "seeds": [str, ...]}: the paper's values
+    paper: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def jobs(self, scale: str, tasks: list[str], models: list[str], arms: list[str], seeds: list[int]) -> list[Job]:
+        raise NotImplementedError
+
+    def result(self, job: Job, summary: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def cell(self, job: Job, results: list[dict[str, Any]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def notes(self, scale: str) -> list[str]:
+        return []
+
+    def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
+        """The paper's value beside a cell (None where the paper reports no such cell)."""
+        return self.paper.get((task, model))
+
+    def unavailable(self, job: Job) -> str | None:
+        """Why a job cannot run in this build (e.g. a layer that is not there), or None."""
+        return None
+
+    # ------------------------------------------------------------------ the selection (checked before any work)
+    def select(
+        self, scale: str, tasks: str | None, models: str | None, arm: str | None, seeds: str | None
+    ) -> tuple[list[str], list[str], list[str], list[int]]:
+        """Parse and check ``--tasks T,…``, ``--models M,…``, ``--arm A`` and ``--seeds 42..46`` (None: all)."""
+        if scale not in self.scales:
+            raise SpecError(f"--scale must be one of {', '.join(self.scales)} for {self.name}, got {scale!r}")
+        chosen_tasks = _pick(tasks, self.tasks, "--tasks", self.name)
+        chosen_models = _pick(models, self.models, "--models", self.name)
+        chosen_arms = _pick(arm, self.arms, "--arm", self.name)
+        if seeds is None:
+            chosen_seeds = list(self.seeds)
+        else:
+            from ..run import parse_seeds
+
+            chosen_seeds = parse_seeds(seeds)
+        return chosen_tasks, chosen_models, chosen_arms, chosen_seeds
+
+
+def _pick(text: str | None, allowed: tuple[str, ...], option: str, name: str) -> list[str]:
+    if text is None:
+        return list(allowed)
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in chosen if t not in allowed]
+    if not chosen or bad:
+        raise SpecError(f"{option}: {', '.join(bad) or repr(text)} not in {name} (choose from {', '.join(allowed)})")
+    return list(dict.fromkeys(chosen))

@@ -1,0 +1,178 @@
+"""Run a reproduction: every job as an ordinary training run under DIR/runs/, then DIR/table.json, DIR/table.md and
+DIR/plot.png. Resumable: a job whose run holds DIR/runs/NAME/reproduce.json is read back, an interrupted one resumed
+from its checkpoint."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.io import atomic_write, atomic_write_text
+
+from .base import Job, Reproduction
+
+RECORD = "reproduce.json"
+TABLE_FORMAT = "fsa2rnn.reproduction/1"
+
+
+def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job]) -> None:
+    """Every check before any run starts: the output directory and every job's configuration."""
+    from ..config import TrainConfig
+    from ..trainer import Prepared
+
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {str(out)!r} exists and is not a directory")
+    for job in jobs:
+        if rep.unavailable(job) is None:
+            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
+
+
+def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
+    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished."""
+    from ..config import TrainConfig
+    from ..trainer import EVAL, train
+
+    run = out / "runs" / job.name
+    if (run / RECORD).is_file():
+        return json.loads((run / RECORD).read_text())
+    why = rep.unavailable(job)
+    if why is not None:
+        return {"job": _job_dict(job), "status": "not run", "reason": why}
+    t0 = time.perf_counter()
+    summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True)
+    seconds = time.perf_counter() - t0
+    evaluation = json.loads((run / EVAL).read_text())
+    record = {
+        "job": _job_dict(job),
+        "status": "done",
+        "run": str(Path("runs") / job.name),
+        "seconds": round(seconds, 1),
+        **rep.result(job, summary, evaluation),
+    }
+    atomic_write_text(run / RECORD, json.dumps(record, indent=1))
+    return record
+
+
+def reproduce(rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True) -> dict[str, Any]:
+    """Run (or read back) every job and write the table; the table's JSON object."""
+    out.mkdir(parents=True, exist_ok=True)
+    from tqdm import tqdm
+
+    records = []
+    with tqdm(total=len(jobs), desc=rep.name, unit="run", disable=None if progress else True, leave=False) as bar:
+        for job in jobs:
+            bar.set_postfix_str(job.name, refresh=True)
+            records.append(run_job(rep, job, out))
+            bar.update(1)
+    table = build_table(rep, scale, jobs, records)
+    atomic_write_text(out / "table.json", json.dumps(table, indent=1))
+    atomic_write_text(out / "table.md", table_markdown(table))
+    plot_table(table, out / "plot.png")
+    return table
+
+
+def _job_dict(job: Job) -> dict[str, Any]:
+    return {"task": job.task, "model": job.model, "arm": job.arm, "seed": job.seed}
+
+
+def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[dict[str, Any]]) -> dict[str, Any]:
+    cells: dict[tuple[str, str, str], list[tuple[Job, dict[str, Any]]]] = {}
+    for job, rec in zip(jobs, records):
+        cells.setdefault(job.cell, []).append((job, rec))
+    rows = []
+    for (task, model, arm), items in cells.items():
+        done = [r for _, r in items if r.get("status") == "done"]
+        agg = rep.cell(items[0][0], done) if done else {"aggregate": "not run"}
+        rows.append(
+            {
+                "task": task,
+                "model": model,
+                "arm": arm,
+                **agg,
+                "paper": rep.paper_cell(task, model, arm),
+                "seeds": [r for _, r in items],
+                "seconds": round(sum(r.get("seconds", 0.0) for r in done), 1),
+            }
+        )
+    return {
+        "format": TABLE_FORMAT,
+        "reproduction": rep.name,
+        "title": rep.title,
+        "source": rep.source,
+        "scale": scale,
+        "notes": rep.notes(scale),
+        "cells": rows,
+    }
+
+
+def table_markdown(table: dict[str, Any]) -> str:
+    lines = [
+        f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
+        "",
+        f"Source: {table['source']}",
+        "",
+        "| task | model | arm | ours | learned | exact | paper | paper, per seed | ours, per seed | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in table["cells"]:
+        paper = c.get("paper") or {}
+        per_seed = ", ".join(_seed_text(s) for s in c["seeds"])
+        lines.append(
+            f"| {c['task']} | {c['model']} | {c['arm']} | {c.get('aggregate', '-')} | {c.get('learned', '-')} | "
+            f"{c.get('exact', '-')} | {paper.get('aggregate', '-')} | {' '.join(paper.get('seeds', [])) or '-'} | "
+            f"{per_seed} | {c['seconds']} |"
+        )
+    if table["notes"]:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def _seed_text(rec: dict[str, Any]) -> str:
+    seed = rec["job"]["seed"]
+    if rec.get("status") != "done":
+        return f"{seed}: not run"
+    mark = "†" if rec.get("exact") else ""
+    return f"{seed}: {rec.get('l_max_text', '-')}{mark}"
+
+
+def plot_table(table: dict[str, Any], path: Path) -> None:
+    """L_max per task (x) and model/arm (colour), log scale: every seed (dots), our median (bar), the paper's
+    median (black tick); a seed that did not learn is drawn at the bottom (×)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
+    series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(tasks) + 2), 4))
+    width = 0.8 / max(1, len(series))
+    floor = 8
+    for si, key in enumerate(series):
+        color = f"C{si}"
+        for c in table["cells"]:
+            if (c["model"], c["arm"]) != key:
+                continue
+            x = tasks.index(c["task"]) - 0.4 + width * (si + 0.5)
+            for rec in c["seeds"]:
+                v = rec.get("l_max_value")
+                if rec.get("status") == "done":
+                    ax.plot(x, v if v else floor, "o" if rec.get("learned") else "x", color=color, ms=4, alpha=0.8)
+            if c.get("median_value"):
+                ax.hlines(c["median_value"], x - width / 2, x + width / 2, color=color, lw=2)
+            paper = c.get("paper") or {}
+            if paper.get("value"):
+                ax.plot(x, paper["value"], marker="_", color="black", ms=14, mew=2)
+        ax.plot([], [], "o", color=color, label=f"{key[0]} ({key[1]})")
+    ax.plot([], [], marker="_", ls="", color="black", ms=14, mew=2, label="paper's median")
+    ax.set_xticks(range(len(tasks)), tasks, rotation=30, fontsize=8)
+    ax.set_yscale("log", base=2)
+    ax.set_ylabel("L_max (≥: no failure up to the cap)")
+    ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
+    plt.close(fig)
