@@ -16,6 +16,7 @@ for top in SUBPACKAGES:
         packages.append(name)
         package_dir[name] = str(rel)
 
-# non-Python files the packages read at run time: the C source of diag_scan's CPU kernel, compiled on first use
-package_data = {"fsa2rnn": ["py.typed"], "fsa2rnn.nn.ops.diag_scan": ["*.c"]}
+# non-Python files the packages read at run time: the C source of diag_scan's CPU kernel, compiled on first use;
+# the catalog `fsa2rnn tasks` lists without importing torch
+package_data = {"fsa2rnn": ["py.typed"], "fsa2rnn.nn.ops.diag_scan": ["*.c"], "fsa2rnn.nn": ["task_catalog.json"]}
 setup(packages=packages, package_dir=package_dir, package_data=package_data)

@@ -89,7 +89,7 @@ def bench_compare(run: str | None, cap: int, n_words: int) -> None:
     from fsa2rnn.nn.model import SequenceModel
 
     if run is not None:
-        from fsa2rnn.nn.train.evaluate import load_run
+        from fsa2rnn.nn.train import load_run
 
         model, task, _ = load_run(run)
         words, name = task.word_source(), f"trained run {run}"

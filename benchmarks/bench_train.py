@@ -34,9 +34,9 @@ import torch
 from fsa2rnn.nn.layers import delta_product as dp_layer
 from fsa2rnn.nn.layers import nfsm as nfsm_layer
 from fsa2rnn.nn.layers import selective_diagonal as sd_layer
+from fsa2rnn.nn.metrics import accuracy_at_lengths
 from fsa2rnn.nn.model import SequenceModel
 from fsa2rnn.nn.tasks import get_task
-from fsa2rnn.nn.train.evaluate import accuracy_at_lengths
 from fsa2rnn.nn.train.run import preset_config
 from fsa2rnn.nn.train.trainer import train
 
@@ -201,7 +201,7 @@ def bench_eval(args) -> None:
             t0 = time.perf_counter()
             train(cfg, f"{tmp}/{name}")
             t_train = time.perf_counter() - t0
-            from fsa2rnn.nn.train.evaluate import load_run
+            from fsa2rnn.nn.train import load_run
 
             model, task, _ = load_run(f"{tmp}/{name}")
             t0 = time.perf_counter()

@@ -8,24 +8,26 @@ import click
 
 from .errors import echo_json
 from .lstar_options import lstar_options, run_lstar
-from .options import check_output, max_states_option
+from .options import cap_option, check_plot, limited, max_states_option, quiet_option, samples_option, seed_option
 
 
 @click.command("compare")
-@click.argument("run", metavar="RUN", type=click.Path(file_okay=False))
+@click.argument("run", metavar="RUN", type=click.Path())
 @click.option("--spec", default=None, help="Target automaton (default: the run's task automaton).")
 @click.option("--compiled", "compiled_path", default=None, type=click.Path(dir_okay=False),
               help="Compiled model of the target (default: compiled here for the run's layer family).")  # fmt: skip
-@click.option("--plot", "plot_path", default=None, help="Write a PNG of the eigenvalues on the unit circle per symbol.")
-@click.option("--length", type=click.IntRange(min=1), default=None,
-              help="Length of the sampled and held-out words (default: the longest training length).")  # fmt: skip
-@click.option("--words", type=click.IntRange(1, 10**5), default=256, show_default=True,
-              help="Words sampled for the extraction (and held out for its agreement).")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--plot", "plot_path", default=None,
+              help="Write the eigenvalues on the unit circle per symbol; the extension (.png, .pdf, .svg) chooses "
+                   "the format.")  # fmt: skip
+@limited("length", help="Length of the sampled and held-out words (default: the longest training length).")
+@limited("words", help="Words sampled for the extraction (and held out for its agreement).", default=256,
+         show_default=True)  # fmt: skip
+@seed_option
 @click.option("--lmax/--no-lmax", default=True, show_default=True, help="Search L_max at each dtype.")
-@click.option("--cap", type=click.IntRange(min=1), default=4096, show_default=True, help="L_max search cap.")
-@click.option("--samples", type=click.IntRange(min=1), default=512, show_default=True, help="Words for L_max.")
+@cap_option
+@samples_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@quiet_option
 @max_states_option
 @lstar_options
 def compare_command(
@@ -47,17 +49,25 @@ def compare_command(
     depth: int,
 ) -> None:
     """Extract the automaton the model of training run RUN implements and relate it to the target (isomorphic,
-    homomorphic, or none with a witness); compare its transition spectra, monoid, NFSM tables and L_max with a
-    compiled model's. With --method lstar or kv, learn the machine black-box instead (AALpy) and relate it to the
-    target and to the white-box extraction."""
+    homomorphic, or none with a witness); compare its transition spectra (padded with 1: an eigenvalue one model
+    lacks counts), monoid, NFSM tables and L_max with a compiled model's. With --method lstar or kv, learn the machine
+    black-box instead (AALpy) and relate it to the target and to the white-box extraction."""
+    from fsa2rnn.nn.limits import check_words_length
+    from fsa2rnn.nn.train.runfiles import check_run_dir
+
+    check_plot(plot_path)
+    check_run_dir(run)
+    if length is not None:
+        check_words_length(words, length)
+
     from fsa2rnn.compiler.model import CompiledModel
     from fsa2rnn.fsa.errors import SpecError
     from fsa2rnn.fsa.library import resolve_spec
-    from fsa2rnn.nn.train.evaluate import load_run
+    from fsa2rnn.fsa.progress import stages
+    from fsa2rnn.nn.train import load_run
     from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra
     from fsa2rnn.realize.moore import spec_target
 
-    check_output(plot_path)
     model, task, cfg = load_run(run)
     target = None
     if spec is not None:
@@ -67,20 +77,29 @@ def compare_command(
     if plot_path is not None and not has_spectra(model):
         raise SpecError(f"--plot draws eigenvalues of A(x): a {cfg.model} model has no linear transition")
     length = length or cfg.train_lengths(task)[1]
+    check_words_length(words, length)
     if method != "whitebox":
         if plot_path is not None or compiled_path is not None:
             raise SpecError(f"--plot and --compiled belong to --method whitebox, not {method}")
         return run_lstar(model, task, target, method=method, length=length, words=words, seed=seed,
                          max_queries=max_queries, max_seconds=max_seconds, depth=depth, as_json=as_json)  # fmt: skip
-    report = compare(model, task, target=target, compiled=compiled, length=length, words=words, seed=seed,
-                     lmax=lmax, cap=cap, n_words=samples)  # fmt: skip
+    with stages("compare", 1 + lmax) as step:
+        step("extraction, spectra, monoid")
+        report = compare(model, task, target=target, compiled=compiled, length=length, words=words, seed=seed,
+                         lmax=lmax, cap=cap, n_words=samples, step=step)  # fmt: skip
     if plot_path is not None:
-        plot_spectra(report["spectra"], plot_path, title=f"{task.name} · {cfg.model} · seed {cfg.seed}")
+        plot_spectra(report["spectra"], plot_path, title=run_title(cfg, task))
         report["plot"] = plot_path
     if as_json:
         echo_json(report)
     else:
         print_report(report)
+
+
+def run_title(cfg: Any, task: Any) -> str:
+    """A plot title naming the run: task, model, eigenvalue range (where the model has one) and seed."""
+    eig = f" [{cfg.eig.replace(',', ', ')}]" if getattr(cfg, "eig", None) else ""
+    return f"{task.name} · {cfg.model}{eig} · seed {cfg.seed}"
 
 
 def _num(v: Any) -> str:
@@ -114,14 +133,19 @@ def print_report(r: dict[str, Any]) -> None:
     elif r.get("compiled_note"):
         click.echo(f"compiled: none ({r['compiled_note']})")
     if r["spectra"]:
-        click.echo("spectra (trained A(x) eigenvalue matched to each compiled one):")
-        click.echo("  symbol      layer  head  distance  trained → compiled")
+        click.echo("spectra (each compiled eigenvalue ← its trained partner; the compiled spectrum padded with 1, so")
+        click.echo("an eigenvalue the compiled model lacks is matched to 1 and counts in the distance):")
+        click.echo("  symbol      layer  head  distance  core      compiled ← trained; unpaired trained")
         for row in r["spectra"]:
             pairs = "-"
             if row["compiled"] is not None:
-                pairs = ", ".join(f"{_eig(m)} → {_eig(c)}" for m, c in zip(row["matched"], row["compiled"]))
+                pairs = ", ".join(f"{_eig(c)} ← {_eig(m)}" for m, c in zip(row["matched"], row["compiled"]))
+                extra = row.get("unpaired") or []
+                if extra:
+                    shown = ", ".join(_eig(e) for e in extra[:4]) + (f", … ({len(extra)})" if len(extra) > 4 else "")
+                    pairs += f"; {shown}"
             head = f"  {row['symbol']:<10}  {row['layer']:>5}  {row['head']:>4}"
-            click.echo(f"{head}  {_num(row['distance']):>8}  {pairs}")
+            click.echo(f"{head}  {_num(row['distance']):>8}  {_num(row.get('core_distance')):>8}  {pairs}")
         if r.get("spectra_note"):
             click.echo(f"  ({r['spectra_note']})")
     m = r["monoid"]

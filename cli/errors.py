@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from typing import Any
 
@@ -32,8 +34,28 @@ class FsaGroup(click.Group):
         except MemoryError:
             click.echo("error: out of memory (the request exceeds this machine; see the stated limits)", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+        except OSError as exc:
+            if exc.errno not in _WRITE_ERRORS:
+                raise
+            _silence_stdout()
+            if not isinstance(exc, BrokenPipeError):  # a reader that went away is no error
+                click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
         except click.ClickException as exc:
             _usage_error(exc)
+
+
+#: errors of writing the output (a full disk, /dev/full, a closed pipe, a file too large, an I/O error)
+_WRITE_ERRORS = (errno.ENOSPC, errno.EPIPE, errno.EFBIG, errno.EIO, errno.EDQUOT)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what could not be written fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _usage_error(exc: click.ClickException) -> None:

@@ -4,35 +4,21 @@ from __future__ import annotations
 
 import click
 
-from fsa2rnn.fsa.errors import SpecError
-
 from .errors import echo_json
-
-
-def _lengths(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise SpecError(f"--lengths must be comma-separated integers, e.g. 40,80,160; got {text!r}") from None
-    if not values or min(values) < 1:
-        raise SpecError(f"--lengths must be positive, got {text!r}")
-    return sorted(set(values))
+from .options import limited, quiet_option, samples_option
 
 
 @click.command("eval")
-@click.argument("run", metavar="RUN", type=click.Path(file_okay=False))
-@click.option("--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's).")
-@click.option("--lmax", is_flag=True, help="Also search the failing length L_max.")
-@click.option("--cap", type=click.IntRange(min=1), default=2**20, show_default=True, help="L_max search cap.")
-@click.option("--samples", type=click.IntRange(min=1), default=512, show_default=True, help="Words per length.")
+@click.argument("run", metavar="RUN", type=click.Path())
 @click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1, min_open=True),
-    default=None,
-    help="Sequence accuracy below which a length fails (default 1.0; 0.9 for baselines under --protocol brandoit).",
+    "--lengths", help="Evaluation lengths, e.g. 40,80,160 (default: the run's). Limit: each in [1, 2^20], at most 64."
 )
+@click.option("--lmax", is_flag=True, help="Also search the failing length L_max.")
+@limited("cap", help="Longest length the L_max search tries (default 4096; under --protocol brandoit the "
+         "protocol's own 2^20).", default=None)  # fmt: skip
+@samples_option
+@limited("threshold", help="Sequence accuracy below which a length fails (default 1.0; 0.9 for baselines under "
+         "--protocol brandoit).", default=None)  # fmt: skip
 @click.option(
     "--protocol",
     type=click.Choice(["prefix", "brandoit"]),
@@ -43,11 +29,12 @@ def _lengths(text: str | None) -> list[int] | None:
     "fit in 1 GiB.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@quiet_option
 def eval_command(
     run: str,
     lengths: str | None,
     lmax: bool,
-    cap: int,
+    cap: int | None,
     samples: int,
     threshold: float | None,
     protocol: str,
@@ -55,13 +42,19 @@ def eval_command(
 ) -> None:
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
-    from fsa2rnn.nn.train.evaluate import evaluate_run
+    from fsa2rnn.fsa.errors import SpecError
+    from fsa2rnn.nn.limits import DEFAULT_CAP, MAX_LENGTH, parse_lengths
+    from fsa2rnn.nn.train.runfiles import check_run_dir
 
+    wanted = parse_lengths(lengths, "--lengths") if lengths is not None else None
     if protocol != "prefix" and not lmax:
         raise SpecError("--protocol chooses the L_max search: pass --lmax with it")
-    out = evaluate_run(
-        run, lengths=_lengths(lengths), lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol
-    )
+    check_run_dir(run)
+    if cap is None:
+        cap = MAX_LENGTH if protocol == "brandoit" else DEFAULT_CAP
+    from fsa2rnn.nn.train import evaluate_run
+
+    out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol)
     if as_json:
         echo_json(out)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -26,3 +27,66 @@ def check_output(path: str | None) -> None:
     """Refuse a bad output path (empty, not a regular file, missing or unwritable directory) before any work."""
     if path is not None:
         output_target(path)
+
+
+def limited(name: str, *decls: str, help: str, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A numeric option checked by its row ``name`` of fsa2rnn.nn.limits.LIMITS while the command line is parsed
+    (before any work); its help ends with the accepted range. The option is ``--name`` unless ``decls`` are given."""
+    from fsa2rnn.nn.limits import checked, limit_help
+
+    decls = decls or ("--" + name.replace("_", "-"),)
+    return click.option(*decls, type=checked(name), help=help + limit_help(name), **kw)
+
+
+def cap_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cap N``: the longest length an L_max search tries (one default for every command)."""
+    from fsa2rnn.nn.limits import DEFAULT_CAP
+
+    return limited("cap", help="Longest length the L_max search tries.", default=DEFAULT_CAP, show_default=True)(fn)
+
+
+def samples_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--samples N``: words per evaluation length and per L_max step."""
+    return limited("samples", help="Words per evaluation length and for L_max.", default=512, show_default=True)(fn)
+
+
+def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--seed S``: the seed of the sampled words (64-bit)."""
+    return limited("seed", help="Seed of the sampled words.", default=0, show_default=True)(fn)
+
+
+def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--quiet``: no progress on stderr (fsa2rnn.fsa.progress)."""
+
+    def set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        from fsa2rnn.fsa.progress import set_quiet
+
+        set_quiet(value)
+        return value
+
+    return click.option(
+        "--quiet",
+        is_flag=True,
+        expose_value=False,
+        callback=set_quiet,
+        help="No progress on stderr (by default a bar on a terminal, else a line every 30 s).",
+    )(fn)
+
+
+#: the extensions a plot path may have: matplotlib's formats that need nothing beyond matplotlib itself
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def check_plot(path: str | None, option: str = "--plot") -> str | None:
+    """The format of a plot path (its extension), refused before work when matplotlib cannot write it; the path
+    is checked writable (:func:`check_output`)."""
+    if path is None:
+        return None
+    from fsa2rnn.fsa.errors import SpecError
+
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in PLOT_FORMATS:
+        raise SpecError(f"{option} {path!r}: the extension chooses the format; use one of "
+                        f"{', '.join('.' + f for f in PLOT_FORMATS)}")  # fmt: skip
+    check_output(path)
+    return ext

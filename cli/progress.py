@@ -1,29 +1,8 @@
-"""Progress on long work: a stage bar on stderr (tqdm), shown only when stderr is a terminal."""
+"""Progress on long work: the stage bar of fsa2rnn.fsa.progress (tqdm on stderr; lines at a lower rate when stderr is
+not a terminal; off with --quiet)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from fsa2rnn.fsa.progress import stages
 
-
-@contextmanager
-def stages(command: str, total: int) -> Iterator[Callable[[str], None]]:
-    """Yield ``step(name)``: call it as each stage starts; the bar names the running stage and counts the done ones.
-
-    Nothing is printed when stderr is not a terminal (pipes, CI, tests) — tqdm's ``disable=None``.
-    """
-    from tqdm import tqdm
-
-    fmt = "{desc}: {n}/{total} stages done [{elapsed}]{postfix}"  # stages differ in cost: no rate, no ETA
-    with tqdm(total=total, desc=command, bar_format=fmt, disable=None, leave=False) as bar:
-        started = [False]
-
-        def step(name: str) -> None:
-            if started[0]:
-                bar.update(1)
-            started[0] = True
-            bar.set_postfix_str(f"now: {name}", refresh=True)
-
-        yield step
-        if started[0]:
-            bar.update(1)
+__all__ = ["stages"]

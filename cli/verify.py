@@ -3,22 +3,25 @@ with ``--eta`` the robustness verdict at η (realize/conditions.py), L_max under
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .errors import echo_json, echo_report
-from .options import check_output, max_states_option
+from .options import cap_option, check_plot, limited, max_states_option, quiet_option, seed_option
 from .run import DTYPES
+
+#: the first length the L_max search of `verify --eta --lmax` tries (fsa2rnn.realize.conditions.LMAX_START)
+LMAX_START = 16
 
 
 @click.command("verify")
 @click.argument("model_path", metavar="MODEL|RUN", type=click.Path())
 @click.option("--spec", default=None, help="Automaton to compare with (default: the one the model header describes).")
 @click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True)
-@click.option(
-    "--length", type=click.IntRange(1, 10**7), default=1000, show_default=True, help="Length of random words."
-)
-@click.option("--words", "n_words", type=click.IntRange(1, 10**5), default=16, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@limited("length", help="Length of the random words.", default=1000, show_default=True)
+@limited("words", "--words", "n_words", help="Random words checked.", default=16, show_default=True)
+@seed_option
 @click.option(
     "--mode",
     type=click.Choice(("fused", "factors")),
@@ -26,7 +29,7 @@ from .run import DTYPES
     show_default=True,
     help="Householder models: apply A(x) as the exact fused product or factor by factor.",
 )
-@click.option("--eta", type=float, default=None, help="Per-step perturbation bound η ≥ 0: add the robust verdict.")
+@limited("eta", help="Per-step perturbation bound η: add the robust verdict.", default=None)
 @click.option(
     "--perturbation",
     type=click.Choice(("random", "adversarial")),
@@ -35,11 +38,12 @@ from .run import DTYPES
     help="With --eta: e_t uniform in the η-ball, or pushed toward the nearest wrong cell.",
 )
 @click.option("--lmax", is_flag=True, help="With --eta: the failing length of η-trajectories (words doubled to --cap).")
-@click.option(
-    "--cap", type=click.IntRange(min=1), default=2**14, show_default=True, help="Longest length --lmax tries."
-)
-@click.option("--plot", default=None, type=click.Path(), help="With --eta: write the drift against t as a PNG.")
+@cap_option
+@click.option("--plot", default=None, type=click.Path(),
+              help="With --eta: write the drift against t (.png, .pdf, .svg: the extension is the format).",
+              )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@quiet_option
 @max_states_option
 def verify_command(
     model_path: str,
@@ -60,33 +64,34 @@ def verify_command(
     """Check MODEL exactly and on random words; exit code 1 if it does not realize the automaton (or, with --eta,
     is not robust at η). A training run RUN is checked against its task on random words, and with --eta by the same
     theorems (trained A(x): Theorem 4.1's branch; trained NFSM: η* of its attractors; random perturbations)."""
-    from fsa2rnn.compiler.model import CompiledModel
     from fsa2rnn.fsa.errors import SpecError
-    from fsa2rnn.fsa.library import resolve_spec
-    from fsa2rnn.realize.verify import verify_model
+    from fsa2rnn.nn.limits import check_words_length
 
     if eta is None and (lmax or plot is not None):
         raise SpecError("--lmax and --plot need --eta")
+    check_words_length(n_words, length)
     if eta is not None:
-        from fsa2rnn.realize.conditions import LMAX_START
-        from fsa2rnn.realize.robust import check_eta
-
-        check_eta(eta)
         if cap < LMAX_START:
-            raise SpecError(f"the cap {cap} is below the start length {LMAX_START}")
-        check_output(plot)
-    from pathlib import Path
+            raise SpecError(f"--cap {cap} is below the start length {LMAX_START} of the L_max search")
+        check_plot(plot)
+    from fsa2rnn.compiler.model import CompiledModel
+    from fsa2rnn.fsa.library import resolve_spec
+    from fsa2rnn.realize.verify import verify_model
 
     if Path(model_path).is_dir():  # a training run: its task's automaton, realize/trained_robust.py
+        from fsa2rnn.nn.train.runfiles import check_run_dir
         from fsa2rnn.realize.trained_robust import verify_run
 
+        check_run_dir(model_path)
         if plot is not None:
             raise SpecError("--plot draws the drift from code points, which compiled models have; not a run's")
         explicit = click.get_current_context().get_parameter_source("perturbation").name == "COMMANDLINE"
         if explicit and perturbation == "adversarial":
             raise SpecError("a trained model has no code points to aim an adversarial perturbation at: use random")
-        report = verify_run(model_path, spec=spec, eta=eta, perturbation_kind="random", dtype=dtype, length=length,
-                            n_words=n_words, seed=seed, lmax=lmax, cap=cap)  # fmt: skip
+        from fsa2rnn.nn.train import load_run
+
+        report = verify_run(model_path, load_run(model_path), spec=spec, eta=eta, perturbation_kind="random",
+                            dtype=dtype, length=length, n_words=n_words, seed=seed, lmax=lmax, cap=cap)  # fmt: skip
         echo_json(report) if as_json else echo_report(report)
         if not report["ok"]:
             raise SystemExit(1)

@@ -43,7 +43,7 @@ import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, ModelFileError
-from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.io import atomic_write, safetensors_problem
 
 MODEL_FORMAT = "fsa2rnn.model/2"
 #: formats this version refuses with a hint to recompile
@@ -202,6 +202,9 @@ class CompiledModel:
         p = Path(path)
         if not p.is_file():
             raise ModelFileError(f"no such model file: {str(p)!r}")
+        problem = safetensors_problem(p)
+        if problem:
+            raise ModelFileError(f"model file {str(p)!r} {problem}")
         try:
             with safe_open(str(p), framework="numpy") as f:
                 meta = f.metadata() or {}

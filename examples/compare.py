@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
+from fsa2rnn.nn.train import load_run
 from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.evaluate import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.compare import compare, plot_spectra
 
@@ -95,7 +95,7 @@ def pairs(out: Path, quick: bool) -> list[dict]:
         rows.append(_print_pair(task, model, res, r))
         name = task.split(":")[1]
         spectra += [{**row, "symbol": f"{name}: {row['symbol']}"} for row in r["spectra"]]
-    plot_spectra(spectra, out / "spectra.png", title="A(x) of trained DeltaNets (dots) and compiled models (crosses)")
+    plot_spectra(spectra, out / "spectra.png", title="A(x) of trained DeltaNets (dots) and compiled models (circles)")
     return rows
 
 
@@ -113,8 +113,10 @@ def _print_pair(task: str, model: str, res: dict, r: dict) -> dict:
         if row["compiled"] is None or row["layer"] != 1:
             continue
         pairs = ", ".join(f"{_z(m)} → {_z(c)}" for m, c in zip(row["matched"], row["compiled"]) if m is not None)
-        print(f"  A({row['symbol']}) layer 1 head {row['head']}: trained → compiled eigenvalue {pairs} "
-              f"(distance {row['distance']:.4f})")  # fmt: skip
+        extra = [_z(e) for e in row.get("unpaired") or [] if abs(complex(*e) - 1) > 1e-3]
+        print(f"  A({row['symbol']}) layer 1 head {row['head']}: trained → compiled eigenvalue {pairs}"
+              + (f"; unpaired trained {', '.join(extra)}" if extra else "")
+              + f" (distance {row['distance']:.4f}, core {row['core_distance']:.4f})")  # fmt: skip
     m = r["monoid"]
     size = m["extracted"]["size"]
     print(f"  monoid: extracted {'over the limit' if size is None else size}, target {m['target']['size']} elements")
@@ -168,9 +170,9 @@ def init_from(out: Path, noise: float) -> dict:
     """Part 3: training from the compiled S5 model, as is and with noise."""
     from fsa2rnn.compiler import compile_householder
     from fsa2rnn.fsa import resolve_spec
+    from fsa2rnn.nn.metrics import accuracy_at_lengths
     from fsa2rnn.nn.model import SequenceModel
     from fsa2rnn.nn.tasks import get_task
-    from fsa2rnn.nn.train.evaluate import accuracy_at_lengths
     from fsa2rnn.nn.train.init_from import init_architecture, init_model_config, load_init
 
     print("\n== 3. training from the compiled S5 model (--init-from)")

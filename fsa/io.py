@@ -118,3 +118,23 @@ def parse_json(text: str | bytes, what: str = "") -> Any:
         raise SpecError(f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise SpecError(f"{prefix}the JSON is nested too deeply to parse") from None
+
+
+def safetensors_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a file cannot be a safetensors file, read from its first bytes alone, or None: empty, shorter than the
+    8-byte header length, or a header length beyond the file's end (a text file, a truncated download)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        with p.open("rb") as f:
+            head = f.read(9)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if size == 0:
+        return "is empty (0 bytes)"
+    if size < 8:
+        return f"is {size} bytes long, too short for a safetensors file"
+    n = int.from_bytes(head[:8], "little")
+    if n > size - 8 or head[8:9] != b"{":
+        return "is not a safetensors file (its first bytes are no safetensors header; a text file?)"
+    return None

@@ -3,12 +3,25 @@
 :func:`load_model` builds a ``torch.nn.Module`` from a model file or a :class:`CompiledModel`; the module has
 ``predict_states(symbol_ids, lengths=None)`` and ``predict_accept`` (nn/compiled). ``SequenceModel.from_compiled``
 converts a compiled model into trainable layers (nn/from_compiled.py).
+
+The names are loaded on first use, so that the torch-free modules of this package (limits.py, the option limits
+every command checks before any work; train/runfiles.py) import without torch.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from fsa2rnn.compiler.model import CompiledModel
 
-from .compiled import load_model, register_builder
+_LAZY = {"load_model": ".compiled", "register_builder": ".compiled"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["load_model", "register_builder", "CompiledModel"]

@@ -275,9 +275,17 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     radii = set()
-    for label, c in curves:
+    # curves that coincide stay visible: the first wide and pale, the next ones narrower, dashed, with markers
+    styles = [
+        dict(lw=3.0, alpha=0.45, ls="-"),
+        dict(lw=1.3, ls="--", marker="o", ms=3),
+        dict(lw=1.3, ls=":", marker="s", ms=3),
+    ]
+    for i, (label, c) in enumerate(curves):
         t, d = np.asarray(c["t"]), np.asarray(c["max"])
-        ax.plot(t, np.maximum(d, 1e-18), label=label, lw=1.2)
+        style = styles[i % len(styles)]
+        every = max(1, len(t) // 12)
+        ax.plot(t, np.maximum(d, 1e-18), label=label, markevery=every, zorder=2 + i, **style)
         radii.add(round(float(c["radius"]), 6))
     for r in sorted(radii):
         if math.isfinite(r):
@@ -290,8 +298,12 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from fsa2rnn.fsa.io import atomic_write
+
+    try:  # the format is the path's extension (png, pdf, svg)
+        atomic_write(path, lambda p: fig.savefig(p, format=path.suffix.lstrip(".").lower() or "png", dpi=110))
+    finally:
+        plt.close(fig)
     return path
 
 

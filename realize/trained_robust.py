@@ -11,7 +11,7 @@ compiled models, applied to a trained SequenceModel.
   definite one is ``not_robust`` in the sense of "not certified" (no radius is computed for trained weights).
 - NFSM (one layer): the perturbation is added to the attractor vector a_{h_t} (one-hot per head) before the next
   step's rounding, which restores it iff η < η* = 1/√2 (half the distance of two one-hot attractors); then the model
-  is ``robust`` iff its tables realize the automaton (nn/train/evaluate.py ``nfsm_tables_exact``), else
+  is ``robust`` iff its tables realize the automaton (realize/trained_exact.py ``nfsm_tables_exact``), else
   ``not_robust`` with the tables' failing word; at η ≥ η* a perturbation reaches the midpoint of two attractors:
   ``not_robust``.
 - LSTM and Transformer: no input-determined transition: ``refused``.
@@ -102,7 +102,7 @@ def trained_conditions(model: Any, task: Any, eta: float) -> dict[str, Any]:
     symbols = tuple(a.symbols)
     cfg = model.config
     if cfg.layer == "nfsm" and cfg.n_layers == 1:
-        from fsa2rnn.nn.train.evaluate import nfsm_tables_exact
+        from .trained_exact import nfsm_tables_exact
 
         ex = nfsm_tables_exact(model, task)
         if not ex.get("exact"):
@@ -289,6 +289,7 @@ def trained_robust_report(
 
 def verify_run(
     run: str,
+    loaded: tuple[Any, Any, Any],
     *,
     spec: str | None = None,
     eta: float | None = None,
@@ -302,14 +303,16 @@ def verify_run(
 ) -> dict[str, Any]:
     """``fsa2rnn verify RUN``: the trained model (at ``dtype``) against its task's automaton on ``n_words`` random
     words of ``length`` (the task's evaluation distribution), and with ``eta`` the robustness verdict
-    (:func:`trained_robust_report`). ``ok``: right on every word (and robust at η)."""
-    from fsa2rnn.nn.train.evaluate import accuracy_at_lengths, load_run
+    (:func:`trained_robust_report`). ``ok``: right on every word (and robust at η). ``loaded``: (model, task,
+    TrainConfig) of the run, as ``fsa2rnn.nn.train.load_run`` returns them (the caller loads the run: realize does
+    not import the trainer)."""
+    from fsa2rnn.nn.metrics import accuracy_at_lengths
 
     from .extract import as_dtype
 
     if spec is not None:
         raise SpecError("verify RUN checks the run's own task; --spec applies to model files")
-    model, task, cfg = load_run(run)
+    model, task, cfg = loaded
     if task.automaton is None or task.kind != "classification":
         raise SpecError(f"task {task.name!r} has no automaton to verify against")
     model = model.to(as_dtype(dtype))

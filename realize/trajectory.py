@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.runtime.affine import window_digits
 from fsa2rnn.runtime.lookup import KeyLookup
+from fsa2rnn.runtime.lrnn import half_norms
 
 from .steppers import AffineStepper, Block, LinearRNNStepper, NFSMStepper, Stepper
 
@@ -237,7 +239,7 @@ class FastLinearRNN(FastStepper):
                 spec.update(A=_np(layer.A_fused, dt), B=_np(layer.B, dt), beta=_np(layer.beta, dt), v=_np(layer.v, dt))
             if ro.kind == "nearest":
                 c = _np(ro.codes, dt).reshape(ro.codes.shape[0], -1)
-                half = (0.5 * (c * c).sum(-1)).astype(dt)
+                half = half_norms(c).astype(dt)
                 spec.update(c_t=np.ascontiguousarray(c.T), half=half, states=_np(ro.code_states))
             else:
                 spec.update(width=ro.width, hash=_lookup(ro.table), powers=_np(ro.powers))
@@ -393,7 +395,7 @@ class FastNFSM(FastStepper):
         super().__init__(stepper)
         dt, net = self.dtype, stepper.net
         self.attractors = [_np(a, dt) for a in stepper.attractors]
-        self.half = [(0.5 * (a * a).sum(-1)).astype(dt) for a in self.attractors]
+        self.half = [half_norms(a).astype(dt) for a in self.attractors]
         self.stacked = None if stepper.stacked is None else _np(stepper.stacked, dt)
         self.onehot = stepper.onehot
         self.heads = len(self.attractors)
@@ -488,10 +490,7 @@ class FastAffine(FastStepper):
 
     def read(self, h: np.ndarray, decoded: Any = None) -> np.ndarray:
         blocks = h.reshape(len(h), self.window, self.n_symbols).astype(np.float64)
-        x = blocks.argmax(-1)
-        best = np.take_along_axis(blocks, x[..., None], -1)[..., 0]
-        digit = np.where(2 * best - 1 > 0, x + 1, 0)
-        return self.table[(digit * self.weights).sum(-1)]
+        return self.table[(window_digits(blocks) * self.weights).sum(-1)]
 
 
 def fast_stepper(stepper: Stepper) -> FastStepper | None:

@@ -24,6 +24,11 @@ from .executor import Executor, causal_shift
 READOUT_BLOCK = 1 << 17
 
 
+def half_norms(codes: np.ndarray) -> np.ndarray:
+    """½‖c‖² of every code point c (the rows of ``codes``): the bias of the nearest-code score ⟨c, h⟩ − ½‖c‖²."""
+    return 0.5 * (codes * codes).sum(-1)
+
+
 class _Layer:
     """One layer's row lookup, tables, h0 and readout, ready to run."""
 
@@ -42,7 +47,7 @@ class _Layer:
             if np.iscomplexobj(codes):
                 codes = np.concatenate([codes.real, codes.imag], axis=1)
             self.codes = np.ascontiguousarray(codes.T)  # (n, S): real coordinates (re, im stacked for complex)
-            self.half = 0.5 * (codes * codes).sum(-1)
+            self.half = half_norms(codes)
             self.code_states = ro.code_states
 
     def decode(self, h: np.ndarray) -> np.ndarray:

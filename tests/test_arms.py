@@ -75,7 +75,7 @@ def test_nu_sets_noise_and_temperature_and_head_family_fixes_the_start():
     [
         (dict(arm="pinned"), "--arm must be one of free, anchored"),
         (dict(model="mamba", arm="anchored"), "--arm applies to nfsm"),
-        (dict(nu=-1.0), "--nu must be a number > 0"),
+        (dict(nu=-1.0), "--nu -1.0 is outside its limit"),
         (dict(head_family="factored:1"), "--head-family must be"),
         (dict(head_family="regular", nfsm_heads="4x3"), "give no --nfsm-heads"),
         (dict(model="mamba", explore=0.1), "--explore applies to nfsm"),

@@ -280,7 +280,26 @@ def test_compiled_spectra_are_the_theorys():
     assert spectrum_distance(spec[z5.symbols[0]], [w, w.conjugate()]) < 1e-12
     _, why = compiled_spectra(compile_nfsm(z5))
     assert "no linear transition" in why
-    assert spectrum_distance([1, -1, 1j], [-1]) == 0 and spectrum_distance([0.5], [1, -1]) == pytest.approx(0.5)
+    # padded with 1: the unpaired 1j counts (|1j − 1| = √2); without padding it is ignored
+    assert spectrum_distance([1, -1, 1j], [-1]) == pytest.approx(2**0.5)
+    assert spectrum_distance([1, -1, 1j], [-1], pad=False) == 0
+    assert spectrum_distance([0.5], [1, -1], pad=False) == pytest.approx(0.5)
+    assert spectrum_distance([-0.92, 1.0], [1.0]) == pytest.approx(1.92)  # the −0.92 with no compiled partner
+
+
+def test_padded_spectrum_distance_against_brute_force():
+    """The padded matching against every permutation: least total gap, and that matching's largest gap."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n, m = rng.integers(1, 5, 2)
+        a = rng.normal(size=n) + 1j * rng.normal(size=n)
+        b = rng.normal(size=m) + 1j * rng.normal(size=m)
+        k = max(n, m)
+        pa, pb = (np.concatenate([x, np.ones(k - len(x))]) for x in (a, b))
+        best = min(itertools.permutations(range(k)), key=lambda p: np.abs(pa - pb[list(p)]).sum())
+        assert spectrum_distance(a, b) == pytest.approx(np.abs(pa - pb[list(best)]).max())
 
 
 # ---------------------------------------------------------------------------------------------------- fsa2rnn compare
@@ -339,7 +358,7 @@ def test_compare_cli_json_contract_and_plot(parity_run, tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = _cli(parity_run, "--words", 32, "--no-lmax")
     assert text.exit_code == 0 and "relation to the target (parity, 2 states): isomorphic" in text.stdout
-    assert "→ -1.0000" in text.stdout  # the trained eigenvalue beside the compiled −1
+    assert "-1.0000 ← -0.99" in text.stdout  # the compiled −1 beside its trained partner
 
 
 def test_compare_cli_wrong_spec_and_bad_input(parity_run, tmp_path):

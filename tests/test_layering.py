@@ -36,11 +36,7 @@ ALLOWED: dict[str, set[str]] = {
 #: packages that may import torch / triton
 TORCH_PACKAGES = {"nn", "trainer", "realize", "cli"}
 #: package-level edges that break the direction but are still there, each with the change that removes it
-TEMPORARY_EDGES = {
-    # realize/trained_robust.py reads the trainer's run files and its NFSM exactness check: moved out of nn/train by
-    # the separation of training and checks (issue 19, item 7); delete this entry with it
-    ("realize", "trainer"),
-}
+TEMPORARY_EDGES: set[tuple[str, str]] = set()  # edges outside ALLOWED kept for a named, short-lived reason
 #: module-level import cycles that are allowed (none today): frozensets of module names
 ALLOWED_CYCLES: set[frozenset[str]] = set()
 

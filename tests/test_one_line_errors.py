@@ -54,7 +54,7 @@ def test_run_gives_one_output_line_per_input_line(parity_model):
     "args,phrase",
     [
         (["run", "{model}", "--dtype", "bogus"], "'bogus' is not one of"),
-        (["verify", "{model}", "--length", "0"], "0 is not in the range"),
+        (["verify", "{model}", "--length", "0"], "0 is outside its limit [1, 2^20]"),
         (["verify", "{model}", "--seed", "-1"], "--seed"),
         (["compile", "parity", "--target", "nfsm", "-o", "{dir}"], "is not a regular file (a directory)"),
         (["compile", "parity", "--target", "bogus", "-o", "{dir}/x"], "'bogus' is not one of"),

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.nn.metrics import accuracy_at_lengths, failing_length_of, range_accuracy
 from fsa2rnn.nn.model import SequenceModel
 from fsa2rnn.nn.tasks import get_task
 from fsa2rnn.nn.train.config import TrainConfig, task_of
-from fsa2rnn.nn.train.evaluate import accuracy_at_lengths, failing_length_of, range_accuracy
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

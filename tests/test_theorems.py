@@ -157,8 +157,8 @@ def test_verify_eta_robust_nfsm_exits_0(runner, tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--eta", "-0.1"], "η must be"),
-        (["--eta", "nan"], "η must be"),
+        (["--eta", "-0.1"], "'--eta': -0.1 is outside its limit [0, 1,000]"),
+        (["--eta", "nan"], "'--eta': must be a finite number"),
         (["--eta", "0.1", "--lmax", "--cap", "8"], "below the start length"),
         (["--lmax"], "need --eta"),
         (["--eta", "0.1", "--perturbation", "gaussian"], "perturbation"),

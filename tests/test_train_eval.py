@@ -1,6 +1,7 @@
-"""Evaluation of trained models (nn/train/evaluate.py) and `fsa2rnn eval`, against independent references: compiled
-NFSMs (exact by construction) and one with a broken table entry, chunked streaming against whole-word prediction,
-the R² formula, the Transformer's memory limit; and ModelConfig's ``input_dim`` (real-valued inputs)."""
+"""Evaluation of trained models (nn/metrics.py, nn/train/evaluation.py) and `fsa2rnn eval`, against independent
+references: compiled NFSMs (exact by construction) and one with a broken table entry, chunked streaming against
+whole-word prediction, the R² formula, the Transformer's memory limit; and ModelConfig's ``input_dim`` (real-valued
+inputs)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_nfsm
+from fsa2rnn.nn import metrics as E
 from fsa2rnn.nn.layers import ConfigError
 from fsa2rnn.nn.model import ModelConfig, SequenceModel
 from fsa2rnn.nn.tasks import get_task
-from fsa2rnn.nn.train import evaluate as E
+from fsa2rnn.nn.train import load_run
+from fsa2rnn.realize.trained_exact import nfsm_tables_exact
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -32,7 +35,7 @@ def test_an_exact_nfsm_is_exact_everywhere(name):
     got = E.accuracy_at_lengths(net, task, [8, 300], samples=20)
     assert got["token_accuracy"] == [1.0, 1.0] and got["sequence_accuracy"] == [1.0, 1.0]
     assert got["scaled_accuracy"] == [1.0, 1.0]
-    ex = E.nfsm_tables_exact(net, task)
+    ex = nfsm_tables_exact(net, task)
     assert ex["exact"] is True and ex["witness"] is None and ex["margin"] > 0
     lm = E.failing_length_of(net, task, start=8, cap=2048, n_words=32)
     assert (lm["l_max"], lm["l_max_capped"]) == (None, True)
@@ -54,7 +57,7 @@ def test_a_broken_table_entry_is_found_with_a_witness_the_automaton_disagrees_wi
     after = net.symbol_transitions()[:, 0]
     changed = torch.nonzero(after != before).tolist()
     assert [x, k] in changed
-    ex = E.nfsm_tables_exact(net, task)
+    ex = nfsm_tables_exact(net, task)
     assert ex["exact"] is False and ex["witness"]
     ids = torch.tensor([[a.symbols.index(s) for s in ex["witness"]]])
     assert int(net.predict_states(ids)[0, -1]) != int(a.run(ids.numpy())[0, -1])
@@ -65,7 +68,7 @@ def test_the_check_does_not_apply_to_other_models():
     task = get_task("parity")
     torch.manual_seed(0)
     net = SequenceModel(task.vocab_size, task.n_classes, "deltanet", 1, 16)
-    assert E.nfsm_tables_exact(net, task)["exact"] is None
+    assert nfsm_tables_exact(net, task)["exact"] is None
 
 
 def test_streaming_in_chunks_equals_whole_words(monkeypatch):
@@ -176,7 +179,7 @@ def test_eval_command(tmp_path):
     assert {"lengths", "token_accuracy", "sequence_accuracy", "l_max", "l_max_capped"} <= set(got)
     assert got["lengths"] == [64, 200]
     # the run's model, evaluated directly, gives the same figures
-    model, task, _ = E.load_run(run)
+    model, task, _ = load_run(run)
     assert E.accuracy_at_lengths(model, task, [64, 200], samples=32)["token_accuracy"] == got["token_accuracy"]
     text = CliRunner().invoke(main, ["eval", str(run), "--lengths", "64"])
     assert text.exit_code == 0 and "token_acc" in text.stdout

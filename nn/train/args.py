@@ -11,6 +11,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from ..limits import DEFAULT_CAP, LIMITS, checked, limit_help
+
 MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "nfsm", "lstm", "transformer")
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
@@ -18,7 +20,9 @@ or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
 
 Writes RUN/config.json, RUN/model.safetensors (the last checkpoint), RUN/metrics.jsonl, RUN/eval.json and
 RUN/curves.png; with --seeds, one run per seed in RUN/seed-S and RUN/summary.json. TASK may be left out with
---preset (the preset's task)."""
+--preset (the preset's task). Ctrl-C writes a checkpoint at the current step; `fsa2rnn train --out RUN --resume`
+continues it exactly (the stored settings are used; a flag that disagrees with them is refused). Every numeric
+option is checked against its stated limit (its Limit below; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--model",), dict(help=f"Architecture: {'|'.join(MODELS)} (default deltanet).")),
@@ -131,20 +135,37 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--eval-range",), dict(help="Also judge answers on lengths uniform in MIN..MAX (the paper's 40..256).")),
     (("--samples",), dict(type=int, help="Words per evaluation length and for L_max (default 512).")),
     (("--lmax/--no-lmax",), dict(default=None, help="Search the failing length L_max (default: on).")),
-    (("--cap",), dict(type=int, help="Longest length the L_max search tries (default 4096).")),
+    (("--cap",), dict(type=int, help=f"Longest length the L_max search tries (default {DEFAULT_CAP}).")),
     (("--threshold",), dict(type=float, help="Sequence accuracy below which a length fails (default 1.0).")),
     (
         ("--protocol",),
         dict(help="L_max search: prefix (prefixes of the same words, default) or brandoit (fresh words per length)."),
     ),
     (("--json", "as_json"), dict(is_flag=True, default=False, help="Print one JSON object.")),
+    (
+        ("--quiet",),
+        dict(
+            is_flag=True,
+            default=None,
+            help="No progress on stderr (shown by default; on a terminal a bar, else a line every 30 s).",
+        ),
+    ),
 ]
+
+
+def _with_limits(decls: tuple[str, ...], kw: dict[str, Any]) -> dict[str, Any]:
+    """An option with a row in fsa2rnn.nn.limits.LIMITS is checked by it while the command line is parsed (before
+    any work), and its --help states the accepted range."""
+    name = decls[0].lstrip("-").split("/")[0].replace("-", "_")
+    if name in LIMITS and kw.get("type") in (int, float):
+        kw = {**kw, "type": checked(name), "help": kw["help"] + limit_help(name)}
+    return kw
 
 
 def train_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Apply TASK and every option of ``fsa2rnn train`` to a click command function."""
     for decls, kw in reversed(_OPTIONS):
-        fn = click.option(*decls, **kw)(fn)
+        fn = click.option(*decls, **_with_limits(decls, kw))(fn)
     return click.argument("task", required=False, metavar="[TASK]")(fn)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from fsa2rnn.fsa.errors import ModelFileError
-from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.io import atomic_write, safetensors_problem
 
 FORMAT = "fsa2rnn.checkpoint/1"
 OPTIM = "optim/"
@@ -68,6 +68,9 @@ def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.T
     p = Path(path)
     if not p.is_file():
         raise ModelFileError(f"no checkpoint at {str(p)!r}")
+    problem = safetensors_problem(p)
+    if problem:
+        raise ModelFileError(f"checkpoint {str(p)!r} {problem}")
     try:
         data = p.read_bytes()
         n = int.from_bytes(data[:8], "little")
@@ -87,15 +90,32 @@ def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.T
     return header, tensors
 
 
+def state_mismatch(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor]) -> str | None:
+    """What differs between a model's state_dict and a checkpoint's weights, in a few words (the first missing,
+    unexpected or misshapen tensor and how many there are), or None."""
+    missing = [k for k in want if k not in got]
+    extra = [k for k in got if k not in want]
+    shapes = [k for k in want if k in got and tuple(want[k].shape) != tuple(got[k].shape)]
+    if shapes:
+        k = shapes[0]
+        more = f" (and {len(shapes) - 1} more)" if len(shapes) > 1 else ""
+        return f"tensor {k!r} has shape {list(got[k].shape)}, the model's {list(want[k].shape)}{more}"
+    if missing:
+        return f"no tensor {missing[0]!r}" + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else "")
+    if extra:
+        return f"unknown tensor {extra[0]!r}" + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else "")
+    return None
+
+
 def restore(
     model: torch.nn.Module, tensors: dict[str, torch.Tensor], optimizer: torch.optim.Optimizer | None = None
 ) -> None:
     """Load weights (and optimizer state) saved by :func:`save_checkpoint` into ``model`` and ``optimizer``."""
     weights = {k: v for k, v in tensors.items() if not k.startswith(OPTIM)}
-    try:
-        model.load_state_dict(weights, strict=True)
-    except RuntimeError as exc:
-        raise ModelFileError(f"checkpoint does not fit the model: {' '.join(str(exc).split())[:300]}") from None
+    mismatch = state_mismatch(model.state_dict(), weights)
+    if mismatch:
+        raise ModelFileError(f"checkpoint does not fit the model: {mismatch}")
+    model.load_state_dict(weights, strict=True)
     if optimizer is None:
         return
     params = dict(model.named_parameters())

@@ -17,7 +17,6 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -27,12 +26,13 @@ from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS
+from ..limits import DEFAULT_CAP, LIMITS, check, check_train, parse_lengths, parse_range
 from ..model import ModelConfig
 from ..tasks import Task, get_task, parse_length_range
 from ..tasks.base import SUPERVISIONS
 from .presets import ARCH_FLAGS
+from .runfiles import RESUMABLE, RUN_FORMAT
 
-RUN_FORMAT = "fsa2rnn.train_run/1"
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
 LOSSES = ("uniform", "first-error", "balanced")
 #: Brandoit et al.'s two arms for the NFSM (objectives.py): free (the model's loss) or anchored (heads supervised)
@@ -44,8 +44,6 @@ EIG = {
     "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
 }
 EIG_KEY = {"deltanet": "beta_range", "deltaproduct": "beta_range", "mamba": "eig_range"}
-#: fields that may differ between a run and its --resume (they do not change what is computed)
-RESUMABLE = ("device", "progress", "nproc")
 
 
 @dataclass
@@ -93,7 +91,7 @@ class TrainConfig:
     eval_range: str | None = None
     samples: int = 512
     lmax: bool = True
-    cap: int = 4096
+    cap: int = DEFAULT_CAP
     threshold: float = 1.0
     #: the L_max search: prefix (prefixes of the same words) or brandoit (fresh words per length; nn/evaluate.py)
     protocol: str = "prefix"
@@ -116,57 +114,23 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.model not in LAYERS:
             raise SpecError(f"unknown model {self.model!r} (choose from {', '.join(LAYERS)})")
-        for name in (
-            "layers",
-            "d_model",
-            "steps",
-            "batch",
-            "log_every",
-            "val_every",
-            "val_samples",
-            "checkpoint_every",
-            "samples",
-            "cap",
-            "nproc",
-        ):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise SpecError(f"--{name.replace('_', '-')} must be a positive integer, got {v!r}")
-        for name in (
-            "lr",
-            "min_lr",
-            "weight_decay",
-            "clip",
-            "warmup",
-            "dropout",
-            "mlp_ratio",
-            "init_noise",
-            "explore",
-            "anchor_explore",
-        ):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0:
-                raise SpecError(f"--{name.replace('_', '-')} must be a number ≥ 0, got {v!r}")
-        if not self.lr > 0:
-            raise SpecError(f"--lr must be > 0, got {self.lr}")
-        if not self.warmup < 1:
-            raise SpecError(f"--warmup is a fraction of the steps in [0, 1), got {self.warmup}")
-        if not 0 < self.threshold <= 1:
-            raise SpecError(f"--threshold must lie in (0, 1], got {self.threshold}")
+        for f in fields(self):  # every numeric field within its stated limit (fsa2rnn.nn.limits)
+            value = getattr(self, f.name)
+            if f.name in LIMITS and value is not None:
+                setattr(self, f.name, check(f.name, value))
         if self.protocol not in PROTOCOLS:
             raise SpecError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         if self.loss not in LOSSES:
             raise SpecError(f"--loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        if self.early_stop < 0:
-            raise SpecError(f"--early-stop must be ≥ 0 (0: off), got {self.early_stop}")
         if self.train_length is not None:
-            parse_length_range(self.train_length)
+            parse_range(self.train_length, "--train-length")
         if self.eval_range is not None:
-            parse_length_range(self.eval_range)
+            parse_range(self.eval_range, "--eval-range")
         if self.eval_lengths is not None:
-            if not self.eval_lengths or any(not isinstance(n, int) or n < 1 for n in self.eval_lengths):
-                raise SpecError(f"evaluation lengths must be positive integers, got {self.eval_lengths!r}")
-            self.eval_lengths = sorted(set(self.eval_lengths))
+            if not self.eval_lengths:
+                raise SpecError("--eval-lengths: give at least one length")
+            self.eval_lengths = parse_lengths(",".join(str(n) for n in self.eval_lengths), "--eval-lengths")
+        check_train(self.to_dict())
         if self.init_noise and not self.init_from:
             raise SpecError("--init-noise needs --init-from")
         if self.batch % self.nproc:
@@ -191,15 +155,6 @@ class TrainConfig:
             _expansion(self.nfsm_heads)
         elif self.nfsm_heads not in (None, "single"):
             parse_nfsm_heads(self.nfsm_heads)
-        if self.gumbel is not None and (
-            not isinstance(self.gumbel, (int, float)) or isinstance(self.gumbel, bool) or not self.gumbel >= 0
-        ):
-            raise SpecError(f"--gumbel must be a number ≥ 0, got {self.gumbel!r}")
-        if self.nfsm_identity is not None and not is_finite_number(self.nfsm_identity):
-            raise SpecError(f"--nfsm-identity must be a finite number, got {self.nfsm_identity!r}")
-        std = self.nfsm_readout_std
-        if std is not None and not (is_finite_number(std) and std > 0):
-            raise SpecError(f"--nfsm-readout-std must be a number > 0, got {self.nfsm_readout_std!r}")
         self._check_arm()
         if m == "transformer" and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
@@ -403,18 +358,3 @@ def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any
             "supervision": task.supervision,
         },
     }
-
-
-def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise SpecError(f"{where}: not valid JSON") from None
-    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
-        raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    mcfg = ModelConfig.from_dict(data.get("model"))
-    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
-        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
-        # either was written before the layer had forms, with the bare layer
-        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
-    return TrainConfig.from_dict(data.get("train")), mcfg

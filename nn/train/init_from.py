@@ -24,6 +24,7 @@ import torch
 from fsa2rnn.fsa.errors import SpecError
 
 from ..model import ModelConfig, SequenceModel
+from .runfiles import stream_seed
 
 #: TrainConfig fields the compiled model determines
 ARCH_FIELDS = ("model", "eig", "n_h", "layers", "d_model", "heads", "head_dim", "state_size", "nfsm_heads",
@@ -57,9 +58,11 @@ def _arch_of(net: SequenceModel) -> dict[str, Any]:
     return out
 
 
-def init_architecture(cfg: Any, task: Any) -> Any:
-    """The TrainConfig with the architecture of ``cfg.init_from`` (``cfg`` itself without it); a field set to
-    something else than both its default and the compiled model's value is refused."""
+def init_architecture(cfg: Any, task: Any, given: set[str] | None = None) -> Any:
+    """The TrainConfig with the architecture of ``cfg.init_from`` (``cfg`` itself without it). A flag the user gave
+    (``given``: the names of the flags on the command line) that disagrees with the compiled model is refused, even
+    when it equals the default; without ``given``, a field set to something else than both its default and the
+    compiled model's value is."""
     if not getattr(cfg, "init_from", None):
         return cfg
     compiled, net = compiled_network(cfg.init_from)
@@ -72,7 +75,8 @@ def init_architecture(cfg: Any, task: Any) -> Any:
             raise SpecError(f"{flag} sets an initialization; --init-from takes the compiled weights")
     for name in ARCH_FIELDS:
         value = getattr(cfg, name)
-        if value != defaults[name] and value != arch.get(name, defaults[name]):
+        set_by_user = name in given if given is not None else value != defaults[name]
+        if set_by_user and value != arch.get(name, defaults[name]):
             raise SpecError(
                 f"--{name.replace('_', '-')} {value} conflicts with --init-from: the architecture comes from the "
                 f"compiled model ({arch.get(name, defaults[name])!r})"
@@ -126,8 +130,6 @@ def load_init(model: SequenceModel, cfg: Any, task: Any) -> None:
             w = w[cls]
         value.copy_(w.to(value.dtype))
     if cfg.init_noise > 0:
-        from .trainer import stream_seed
-
         gen = torch.Generator(device="cpu").manual_seed(stream_seed(cfg.seed, _NOISE_STREAM))
         for p in model.parameters():
             p.add_(cfg.init_noise * torch.randn(p.shape, generator=gen, dtype=p.dtype).to(p.device))

@@ -3,8 +3,11 @@ the seeds' summary, or launch itself under torchrun for ``--nproc N``; and print
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -16,38 +19,26 @@ import click
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
+from .. import limits
+from . import runfiles
 from .lr_grid import grid_lines, grid_summary, parse_lr_grid
 from .presets import get_preset
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "lr_grid")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
+#: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
+EXIT_INTERRUPTED = 130
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``42,43,44`` or ``42..46`` → the list of seeds."""
-    try:
-        if ".." in text:
-            lo, hi = (int(v) for v in text.split(".."))
-            seeds = list(range(lo, hi + 1))
-        else:
-            seeds = [int(v) for v in text.split(",")]
-    except ValueError:
-        seeds = []
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise SpecError(f"--seeds must be distinct integers, e.g. 42,43,44 or 42..46; got {text!r}")
-    return seeds
-
-
-def parse_int_list(text: str, what: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",")]
-    except ValueError:
-        raise SpecError(f"{what} must be comma-separated integers, got {text!r}") from None
+    """``42,43,44`` or ``42..46`` → the list of seeds (fsa2rnn.nn.limits: 64-bit, at most 1000)."""
+    return limits.parse_seeds(text)
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
-    """The TrainConfig fields (preset filled in under the user's flags) and the list of seeds (or None)."""
+    """The TrainConfig fields (preset filled in under the user's flags) and the list of seeds (or None). Torch-free:
+    every stated limit that the flags alone decide is checked here, before torch is imported."""
     given = {k: v for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     fields: dict[str, Any] = {}
     if given.get("preset"):
@@ -55,16 +46,17 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
     elif given.get("scale"):
         raise SpecError("--scale needs a --preset")
     fields.update(given)
-    if not fields.get("task"):
+    if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
     if isinstance(fields.get("eval_lengths"), str):
-        fields["eval_lengths"] = parse_int_list(fields["eval_lengths"], "--eval-lengths")
+        fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
     seeds = None
     if params.get("seeds"):
         if params.get("seed") is not None:
             raise SpecError("give --seed or --seeds, not both")
         seeds = parse_seeds(params["seeds"])
-    fields["progress"] = sys.stderr.isatty()
+    fields["progress"] = not params.get("quiet")
+    limits.check_train(fields)
     return fields, seeds
 
 
@@ -76,44 +68,124 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
     return TrainConfig(**fields)
 
 
+def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[float] | None = None) -> Path:
+    """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
+    a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
+    it; ``--resume`` refuses it)."""
+    if raw == "":
+        raise SpecError("--out is empty: give the run directory RUN")
+    out = Path(raw)
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {raw!r} exists and is not a directory")
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SpecError(f"--out {raw!r}: {str(anc)!r} is a file, not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise SpecError(f"--out {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    runs = run_dirs(out, seeds, rates)
+    if out.is_dir() and not resume:
+        ours = set(runfiles.ALL_RUN_FILES) | (
+            {SUMMARY} | {r.relative_to(out).parts[0] for r in runs} if seeds else set()
+        )
+        other = sorted(p.name for p in out.iterdir() if p.name not in ours)
+        if other:
+            raise SpecError(f"--out {raw!r} holds other files ({', '.join(other[:3])}{', …' * (len(other) > 3)}), "
+                            "not a training run: choose a new or empty directory")  # fmt: skip
+        for r in runs:
+            if runfiles.has_checkpoint(r):
+                raise SpecError(f"{str(r)!r} holds a training run; pass --resume to continue it")
+    if resume and not any(runfiles.has_checkpoint(r) for r in runs):
+        what = "does not exist" if not out.exists() else "holds no checkpoint (the run never reached one)"
+        raise SpecError(f"--resume: {raw!r} {what}; start the run without --resume")
+    return out
+
+
+def run_dirs(out: Path, seeds: list[int] | None, rates: list[float] | None = None) -> list[Path]:
+    """The run directories of one command: RUN, RUN/seed-S, or RUN/lr-RATE/seed-S under --lr-grid."""
+    if rates:
+        return [out / f"lr-{lr:g}" / f"seed-{s}" for lr in rates for s in seeds or []]
+    return [out / f"seed-{s}" for s in seeds] if seeds else [out]
+
+
+def resumed_fields(fields: dict[str, Any], given: dict[str, Any], run: Path) -> dict[str, Any]:
+    """The fields of a run being resumed: its stored settings; a flag given now that disagrees with them is refused,
+    naming it (``device``, ``nproc`` and the progress bar may change)."""
+    from .runfiles import RESUMABLE
+
+    stored = runfiles.read_run_fields(run)
+    for name, value in given.items():
+        if name in RESUMABLE or name in _NOT_CONFIG or name not in stored:
+            continue
+        want = fields.get(name, value)
+        if stored[name] != want:
+            flag = "TASK" if name == "task" else "--" + name.replace("_", "-")
+            raise SpecError(f"--resume: {str(run)!r} was started with {flag} {_flag_value(stored[name])}, "
+                            f"not {_flag_value(want)}")  # fmt: skip
+    return {**stored, **{k: fields[k] for k in RESUMABLE if k in fields}}
+
+
+def _flag_value(v: Any) -> str:
+    return ",".join(str(x) for x in v) if isinstance(v, list) else str(v)
+
+
 def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
     """The body of ``fsa2rnn train`` (and of its torchrun workers)."""
+    fields, seeds = resolve(params)
+    resume = bool(params.get("resume"))
+    rates = _lr_grid(params, seeds)
+    out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
+    given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
+    if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
+        runs = [({"lr": lr, "seed": s}, out / f"lr-{lr:g}" / f"seed-{s}") for lr in rates for s in seeds or []]
+    else:
+        runs = [({"seed": s}, out / f"seed-{s}") for s in seeds] if seeds else [({}, out)]
+    per_run = []
+    for extra, path in runs:
+        f = {**fields, **extra}
+        if resume and runfiles.has_checkpoint(path):
+            f = resumed_fields(f, {k: f[k] for k in given | set(extra) if k in f}, path)
+        per_run.append((f, path))
+
     from .config import TrainConfig
     from .distributed import launched_by_torchrun
-    from .trainer import Prepared, train
+    from .trainer import Interrupted, Prepared, train
 
-    fields, seeds = resolve(params)
-    out, resume = Path(params["out"]), bool(params.get("resume"))
     nproc = fields.get("nproc") or 1
     under_torchrun = launched_by_torchrun()
-    if under_torchrun:
-        fields["nproc"] = int(os.environ["WORLD_SIZE"])
-    rates = _lr_grid(params, seeds)
-    if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
-        grid = [[(TrainConfig(**{**fields, "lr": lr, "seed": s}), out / f"lr-{lr:g}" / f"seed-{s}") for s in seeds]
-                for lr in rates]  # fmt: skip
-        for cfg, path in (c for row in grid for c in row):
-            Prepared(cfg, path, resume=resume)
-        if nproc > 1 and not under_torchrun:
-            sys.exit(launch(nproc, launch_args))
-        results = [[train(cfg, path, resume=resume) for cfg, path in row] for row in grid]
-        if results[0][0] is None:  # not rank 0
-            return
-        summary = grid_summary(rates, results, fields["task"], fields.get("model") or "deltanet")
+    configs = []
+    for f, path in per_run:
+        if under_torchrun:
+            f = {**f, "nproc": int(os.environ["WORLD_SIZE"])}
+        configs.append((TrainConfig(**f), path))
+    for cfg, path in configs:  # every bad input is refused before any run starts
+        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
+    if nproc > 1 and not under_torchrun:
+        sys.exit(launch(nproc, launch_args))
+    results = []
+    try:
+        for cfg, path in configs:
+            results.append(train(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given))
+    except Interrupted as stop:
+        if stop.main:
+            again = (
+                f"fsa2rnn train --out {shlex.quote(str(out))} --resume"
+                + (f" --seeds {params['seeds']}" if seeds else "")
+                + (f" --lr-grid {params['lr_grid']}" if rates else "")
+                + (f" --nproc {configs[0][0].nproc}" if configs[0][0].nproc > 1 else "")
+            )
+            click.echo(f"interrupted: {stop}; continue with: {again}", err=True)
+        sys.exit(0 if under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
+    if results[0] is None:  # not rank 0
+        return
+    if rates:
+        grid = [results[i * len(seeds) : (i + 1) * len(seeds)] for i in range(len(rates))]
+        summary = grid_summary(rates, grid, fields["task"], fields.get("model") or "deltanet")
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
         click.echo(json.dumps(summary, default=float) if params.get("as_json") else "\n".join(grid_lines(summary)))
-        return
-    runs = [(s, out / f"seed-{s}") for s in seeds] if seeds else [(fields.get("seed", 42), out)]
-    configs = [(TrainConfig(**{**fields, "seed": s}), path) for s, path in runs]
-    for cfg, path in configs:  # every bad input is refused before any run starts
-        Prepared(cfg, path, resume=resume)
-    if nproc > 1 and not under_torchrun:
-        sys.exit(launch(nproc, launch_args))
-    results = [train(cfg, path, resume=resume) for cfg, path in configs]
-    if results[0] is None:  # not rank 0
-        return
-    if seeds:
+    elif seeds:
         summary = summarize(results, configs[0][0])
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
@@ -147,7 +219,36 @@ def launch(nproc: int, args: list[str]) -> int:
         *args,
     ]
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    return subprocess.call(cmd, env=env)
+    # torchrun runs in a session of its own, so that Ctrl-C reaches this process alone (torchrun would kill its
+    # workers at once); this process passes it on to the workers, which finish the step, checkpoint, let rank 0 say
+    # how to resume and exit 0; this process then exits with the interrupted status
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    interrupted: list[bool] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        interrupted.append(True)
+        workers = _children(proc.pid)
+        for pid in workers:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGINT)
+        if not workers:
+            proc.terminate()
+
+    previous = signal.signal(signal.SIGINT, forward)
+    try:
+        rc = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return EXIT_INTERRUPTED if interrupted else rc
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux: /proc/PID/task/*/children); [] where that cannot be read."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError, ValueError):
+            out += [int(c) for c in (task / "children").read_text().split()]
+    return out
 
 
 def learned(result: dict[str, Any], threshold: float) -> bool:

@@ -15,26 +15,30 @@ and after training ``eval.json`` and ``curves.png``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
+from fsa2rnn.fsa import progress
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
+from ..limits import check_train
 from ..model import SequenceModel
 from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
+from .config import TrainConfig, head_family_of, model_config, run_record, task_of
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
-from .evaluate import evaluate_run_model
+from .evaluation import evaluate_run_model
 from .init_from import init_architecture, load_init
 from .objectives import (
     ANCHOR_WEIGHT,
@@ -46,18 +50,10 @@ from .objectives import (
     first_error,
     frontier_excess,
 )
-
-CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"
-RUN_FILES = (CONFIG, MODEL, METRICS)
-_DATA, _NOISE, _VAL = 1, 2, 3  # seed streams
-
-
-def stream_seed(seed: int, stream: int, step: int = 0) -> int:
-    return int(np.random.SeedSequence([abs(int(seed)), stream, step]).generate_state(1, np.uint64)[0] >> 1)
-
-
-def holds_run(out: Path) -> bool:
-    return out.is_dir() and any((out / f).exists() for f in RUN_FILES)
+from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, read_run_record, stream_seed
+from .runfiles import DATA as _DATA
+from .runfiles import NOISE as _NOISE
+from .runfiles import VAL as _VAL
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -92,14 +88,37 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, 
     return [{"params": decay, "weight_decay": weight_decay}, {"params": keep, "weight_decay": 0.0}]
 
 
+class StopRequest:
+    """Ctrl-C (SIGINT) and SIGTERM set :attr:`requested` instead of interrupting a step halfway; a second Ctrl-C
+    interrupts at once. The previous handlers come back with :meth:`restore`. Outside the main thread: inert."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def restore(self) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous = {}
+
+
 class Prepared:
     """Everything a run needs that can be checked before any file is written or any step is taken."""
 
-    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool) -> None:
+    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool, given: set[str] | None = None) -> None:
         self.task: Task = task_of(cfg)
-        cfg = init_architecture(cfg, self.task)  # with --init-from, the compiled model's architecture
+        cfg = init_architecture(cfg, self.task, given)  # with --init-from, the compiled model's architecture
         self.cfg, self.out, self.resume = cfg, Path(out), resume
         self.lengths = cfg.train_lengths(self.task)
+        check_train(cfg.to_dict(), self.lengths[1])  # tokens per step, activations, attention: before any tensor
         self.mcfg = model_config(cfg, self.task)
         SequenceModel.from_config(self.mcfg)  # a bad architecture fails here
         self.task.sample(2, self.lengths, torch.Generator().manual_seed(0))  # a length the task refuses fails here
@@ -111,7 +130,7 @@ class Prepared:
             raise SpecError(f"--out {str(self.out)!r} exists and is not a directory")
         self.header: dict[str, Any] | None = None
         self.tensors: dict[str, torch.Tensor] | None = None
-        if holds_run(self.out):
+        if has_checkpoint(self.out):
             if not resume:
                 raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
             stored, _ = (
@@ -129,9 +148,23 @@ class Prepared:
                     raise SpecError(f"--resume: the checkpoint in {str(self.out)!r} is of another model")
 
 
-def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False) -> dict[str, Any] | None:
-    """Train (or resume) the run in ``out``; the result dict (rank 0; None on the other ranks)."""
-    prep = Prepared(cfg, out, resume=resume)
+class Interrupted(Exception):
+    """Training stopped by Ctrl-C (SIGINT) or SIGTERM; the message says where the run stands. ``main``: rank 0."""
+
+    def __init__(self, message: str, main: bool = True) -> None:
+        super().__init__(message)
+        self.main = main
+
+
+def train(
+    cfg: TrainConfig, out: str | Path, *, resume: bool = False, given: set[str] | None = None
+) -> dict[str, Any] | None:
+    """Train (or resume) the run in ``out``; the result dict (rank 0; None on the other ranks).
+
+    Ctrl-C (or SIGTERM) during training finishes the step under way, writes a checkpoint at it and raises
+    :class:`Interrupted`; ``resume=True`` then continues exactly as if the run had not stopped (module docstring).
+    A run stopped before its first step leaves nothing behind."""
+    prep = Prepared(cfg, out, resume=resume, given=given)
     world = init_world(cfg.device)
     try:
         if world.size > 1 and cfg.batch % world.size:
@@ -141,7 +174,10 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False) -> dict[st
         close_world(world)
     if not world.main:
         return None
-    return finish(prep, result)
+    try:
+        return finish(prep, result)
+    except KeyboardInterrupt:
+        raise Interrupted(f"stopped during the evaluation of {str(prep.out)!r}; the trained model is saved") from None
 
 
 class _Trainer:
@@ -174,6 +210,7 @@ class _Trainer:
         self.regression = self.task.kind == "regression"
         self.out = prep.out
         self.last: dict[str, Any] = {}
+        self.made_dir = False
         self._init_arm(prep.header)
 
     # ------------------------------------------------------------------ Brandoit et al.'s arms (objectives.py)
@@ -229,8 +266,9 @@ class _Trainer:
     def _start_files(self) -> None:
         if not self.world.main:
             return
+        self.made_dir = not self.out.exists()
         self.out.mkdir(parents=True, exist_ok=True)
-        if not (self.out / CONFIG).exists():
+        if self.step == 0 or not (self.out / CONFIG).exists():  # a run that never reached a checkpoint is replaced
             atomic_write_text(self.out / CONFIG, json.dumps(run_record(self.cfg, self.prep.mcfg, self.task), indent=1))
         # drop records past the checkpoint (written after it by a run that was killed) and any torn last line
         path = self.out / METRICS
@@ -368,6 +406,32 @@ class _Trainer:
             **heads,
         }
 
+    # ------------------------------------------------------------------ interruption
+    def _stop_requested(self, stop: StopRequest) -> bool:
+        """Whether Ctrl-C/SIGTERM reached any rank (all ranks agree, so that they stop at the same step)."""
+        if self.world.size == 1:
+            return stop.requested
+        return float(all_sum(torch.tensor([float(stop.requested)], dtype=torch.float64), self.world)[0]) > 0
+
+    def _interrupt(self) -> None:
+        """Checkpoint at the current step and raise :class:`Interrupted` (nothing is kept before the first step)."""
+        if self.step == 0:
+            raise Interrupted(f"stopped before the first step of {str(self.out)!r}; nothing was kept",
+                              self.world.main)  # fmt: skip
+        self._checkpoint()
+        raise Interrupted(f"stopped at step {self.step} of {self.cfg.steps}; checkpoint written to "
+                          f"{str(self.out / MODEL)!r}", self.world.main)  # fmt: skip
+
+    def _discard_unstarted(self) -> None:
+        """Remove the files of a run that never reached a checkpoint, so that it blocks no rerun."""
+        if not self.world.main or has_checkpoint(self.out):
+            return
+        for name in (CONFIG, METRICS):
+            (self.out / name).unlink(missing_ok=True)
+        if self.made_dir:
+            with contextlib.suppress(OSError):
+                self.out.rmdir()
+
     def _after_validation(self, rec: dict[str, Any], step: int) -> None:
         """The release rule of the anchored arm and the best checkpoint (``keep_best``)."""
         if self.anchored:
@@ -389,12 +453,13 @@ class _Trainer:
         metrics = open(self.out / METRICS, "a") if self.world.main else None  # noqa: SIM115
         bar = None
         if self.world.main and cfg.progress and not self.finished:
-            from tqdm import tqdm
-
-            bar = tqdm(total=cfg.steps, initial=self.step, desc="train", disable=None, leave=False, unit="step")
+            bar = progress.bar(cfg.steps, "train", initial=self.step, unit="step")
         tokens, t0 = 0, time.perf_counter()
+        stop = StopRequest()
         try:
             while self.step < cfg.steps and not self.finished:
+                if self._stop_requested(stop):
+                    self._interrupt()
                 stats, n_global, toks = self._train_step()
                 tokens += toks
                 s = self.step
@@ -429,7 +494,11 @@ class _Trainer:
                     self.finished = True
                 if self.finished or s % cfg.checkpoint_every == 0:
                     self._checkpoint()
+        except BaseException:
+            self._discard_unstarted()
+            raise
         finally:
+            stop.restore()
             if bar is not None:
                 bar.close()
             if metrics is not None:
@@ -441,21 +510,6 @@ class _Trainer:
         return {"model": self.model, "step": self.step, "last": self.last, "stopped_early": self.stopped_early}
 
 
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("step"), int):
-            out.append(rec)
-    return out
-
-
 def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
     """Rank 0 after training: evaluate, write eval.json and curves.png, return the run's summary."""
     model, cfg, out = result["model"], prep.cfg, prep.out
@@ -463,9 +517,9 @@ def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
         result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
     ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)
     atomic_write_text(out / EVAL, json.dumps(ev, indent=1))
-    from .plots import plot_curves
+    from .plots import plot_curves, run_title
 
-    plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=f"{cfg.task} · {cfg.model} · seed {cfg.seed}")
+    plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=run_title(cfg))
     last = result["last"]
     summary = {
         "run": os.fspath(out),

@@ -33,7 +33,8 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job]) -> None:
 def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
     """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished."""
     from ..config import TrainConfig
-    from ..trainer import EVAL, train
+    from ..runfiles import EVAL
+    from ..trainer import train
 
     run = out / "runs" / job.name
     if (run / RECORD).is_file():

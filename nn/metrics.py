@@ -1,5 +1,5 @@
-"""Length generalization of a trained SequenceModel (docs/theory.md, "Length generalization"), on
-:mod:`fsa2rnn.nn.evaluate`.
+"""The metrics of a trained SequenceModel's length generalization (docs/theory.md, "Length generalization"): the one
+place that scores a model on a task. The L_max search itself is :func:`fsa2rnn.nn.evaluate.failing_length`.
 
 - :func:`accuracy_at_lengths`: token accuracy (judged positions right), sequence accuracy (words right at every
   judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
@@ -11,21 +11,19 @@
 - :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
   judged at their last judged position (the answer), as accuracy and scaled accuracy.
 - :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
-- :func:`nfsm_tables_exact`: for a one-layer NFSM model, whether its tables realize the automaton at every length.
 - :func:`regression_scores`: MSE and R² (the DLR tasks).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..evaluate import DEFAULT_CAP, clip_cap, failing_length, failing_length_fresh
-from ..model import SequenceModel
-from ..tasks import Task
+from .evaluate import clip_cap, failing_length, failing_length_fresh
+from .model import SequenceModel
+from .tasks import Task
 
 #: tokens per forward call when reading long words in chunks (n_words × chunk), on CPU; ×32 on CUDA (on CPU,
 #: activations of a few MiB are as fast per token as larger ones and much faster than hundreds of MiB)
@@ -76,9 +74,10 @@ def _logits(model: SequenceModel, inputs: torch.Tensor, state: Any) -> tuple[tor
 
 
 def accuracy_at_lengths(
-    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0
+    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0, progress: Any = None
 ) -> dict[str, Any]:
-    """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring)."""
+    """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring).
+    ``progress``: a bar (fsa2rnn.fsa.progress) advanced by one per length."""
     if task.kind == "regression":
         raise ValueError("accuracy_at_lengths: a regression task has no accuracy (use regression_scores)")
     out: dict[str, Any] = {
@@ -114,6 +113,8 @@ def accuracy_at_lengths(
             out["sequence_accuracy"].append(words_right / max(words, 1))
             out["scaled_accuracy"].append(scaled(tok, task.chance))
             out["samples"].append(n)
+            if progress is not None:
+                progress.update(1)
     finally:
         model.train(was)
     return out
@@ -190,11 +191,13 @@ def failing_length_of(
     threshold: float = 1.0,
     seed: int = 0,
     protocol: str = "prefix",
+    progress: Any = None,
 ) -> dict[str, Any]:
     """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words, by the
     ``prefix`` protocol (nn/evaluate.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
     at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
-    accuracy at every length judged, and ``l_max_cap``: the cap searched)."""
+    accuracy at every length judged, and ``l_max_cap``: the cap searched). ``progress``: a bar advanced by the
+    symbols read (at most ``n_words × cap``)."""
     if not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
     if not task.prefixes_judged:
@@ -208,10 +211,15 @@ def failing_length_of(
         note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
+    predict = model.predictor()
+    if progress is not None:
+        from fsa2rnn.fsa.progress import counting
+
+        predict = counting(predict, progress)
     if protocol == "brandoit":
         top = clip_cap(max(fit_cap, start), task.n_classes, start)
         l_max, capped, trace = failing_length_fresh(
-            model.predictor(),
+            predict,
             task.word_source(),
             start=start,
             cap=top,
@@ -223,7 +231,7 @@ def failing_length_of(
         trace_out = {str(k): v for k, v in sorted(trace.items())}
         return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note, "l_max_cap": top, "l_max_trace": trace_out}
     l_max, capped = failing_length(
-        model.predictor(),
+        predict,
         task.word_source(),
         start=start,
         cap=max(fit_cap, start),
@@ -257,194 +265,3 @@ def regression_scores(
         model.train(was)
     sst = sy2 - sy * sy / max(count, 1)
     return {"length": length, "mse": sse / max(count, 1), "r2": 1.0 - sse / sst if sst > 0 else float("nan")}
-
-
-MAX_TRIPLES = 1_000_000
-
-
-@torch.no_grad()
-def nfsm_tables_exact(model: SequenceModel, task: Task) -> dict[str, Any]:
-    """Whether a one-layer NFSM model realizes the task's automaton at every length (Prop. G.1's argument).
-
-    In eval mode the model's output at position t is a function of the head indices c_t and the symbol x_t alone
-    (the embedding of x_t plus the NFSM's output for c_t, then position-wise MLP, norm and classifier), and
-    c_t = σ_{x_t}(c_{t−1}) with the tables σ_x read off the logits (:meth:`SequenceModel.symbol_transitions`). A
-    breadth-first search visits every triple (c_t, x_t, q_t) reachable together with the automaton's state q_t; the
-    model is run on a shortest word reaching each, and its prediction there is compared with the class of q_t. All
-    right ⇒ right at every position of every word; else the word is a witness. Returns ``{exact, triples, witness,
-    reason}`` (exact None when the check does not apply).
-    """
-    a = task.automaton
-    cfg = model.config
-    if cfg.layer != "nfsm" or cfg.n_layers != 1 or a is None or getattr(task, "tokens_per_step", 1) != 1:
-        why = "the check covers one-layer NFSM models on automaton tasks with one token per symbol"
-        return {"exact": None, "triples": 0, "witness": None, "reason": why}
-    k = a.n_symbols
-    tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
-    trans = np.asarray(a.transitions)
-    classes = task.state_class.numpy() if hasattr(task, "state_class") else np.arange(a.n_states)
-    heads = np.arange(tables.shape[1])
-    start_pair = (tuple(start.tolist()), int(a.initial))
-    parent: dict[tuple, tuple] = {}
-    expanded: set[tuple] = set()
-    frontier, triples = [start_pair], []
-    while frontier:
-        nxt = []
-        for c, q in frontier:
-            expanded.add((c, q))
-            for x in range(k):
-                c2 = tuple(tables[x, heads, list(c)].tolist())
-                key = (c2, x, int(trans[x, q]))
-                if key not in parent:
-                    parent[key] = (c, q, x)
-                    triples.append(key)
-                    if (c2, key[2]) not in expanded:
-                        nxt.append((c2, key[2]))
-        if len(triples) > MAX_TRIPLES:
-            return {"exact": None, "triples": len(triples), "witness": None, "reason": "too many configurations"}
-        frontier = list(dict.fromkeys(nxt))
-    # a shortest word for every triple, from the parent links (first visit = shortest)
-    via: dict[tuple, list[int]] = {}
-    first_of_pair: dict[tuple, tuple] = {}
-    for key in triples:
-        first_of_pair.setdefault((key[0], key[2]), key)
-    words = []
-    for key in triples:
-        c, q, x = parent[key]
-        prev = first_of_pair.get((c, q))
-        word = ([] if (c, q) == start_pair else via[prev]) + [x]
-        via[key] = word
-        words.append(word)
-    lengths = torch.tensor([len(w) for w in words])
-    ids = torch.zeros(len(words), int(lengths.max()), dtype=torch.long)
-    for i, w in enumerate(words):
-        ids[i, : len(w)] = torch.tensor(w)
-    preds = model.predict_states(ids, lengths).cpu()
-    got = preds[torch.arange(len(words)), lengths - 1].numpy()
-    want = classes[np.array([key[2] for key in triples])]
-    bad = np.flatnonzero(got != want)
-    witness = [a.symbols[s] for s in words[int(bad[0])]] if len(bad) else None
-    margin = _table_margin(model, k, sorted({c for c, _ in expanded}))
-    return {"exact": not len(bad), "triples": len(triples), "witness": witness, "margin": margin, "reason": None}
-
-
-def _table_margin(model: SequenceModel, k: int, configs: list[tuple]) -> float:
-    """The smallest logit margin (best − second best) over the table rows that the reachable configurations use:
-    the slack the argmax has against rounding (docs/theory.md, "The margin certificate")."""
-    block = model.blocks[0]
-    theta = block.layer.head_logits(block.norm1(model.embedding.weight[:k])).double().cpu()  # (k, H, d, d)
-    used = torch.tensor(configs, dtype=torch.long)  # (C, H)
-    rows = theta[:, torch.arange(theta.shape[1])[None, :], used]  # (k, C, H, d)
-    top = rows.topk(2, dim=-1).values if rows.shape[-1] > 1 else torch.cat([rows, rows - float("inf")], -1)
-    return float((top[..., 0] - top[..., 1]).min())
-
-
-def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths: tuple[int, int]) -> dict[str, Any]:
-    """The evaluation a run records in eval.json, from the TrainConfig's evaluation settings (``eval_lengths``,
-    ``eval_range``, ``samples``, ``lmax``, ``cap``, ``threshold``). Words are drawn with seed 0, the same for every
-    training seed."""
-    train_max = train_lengths[1]
-    ev: dict[str, Any] = {"task": task.name, "chance": task.chance, "train_lengths": list(train_lengths)}
-    if task.kind == "regression":
-        lengths = cfg.eval_lengths or [train_max]
-        ev["regression"] = [regression_scores(model, task, n, samples=cfg.samples) for n in lengths]
-        ev["lengths"] = lengths
-        ev["r2"] = [r["r2"] for r in ev["regression"]]
-        return ev
-    lengths = cfg.eval_lengths or default_lengths(train_max)
-    ev.update(accuracy_at_lengths(model, task, lengths, samples=cfg.samples))
-    if cfg.eval_range:
-        lo, hi = (int(v) for v in cfg.eval_range.split(".."))
-        ev["range"] = range_accuracy(model, task, lo, hi, samples=cfg.samples)
-    if cfg.lmax:
-        ev.update(
-            failing_length_of(
-                model,
-                task,
-                start=train_max,
-                cap=max(cfg.cap, train_max),
-                n_words=cfg.samples,
-                threshold=cfg.threshold,
-                seed=cfg.seed if cfg.protocol == "brandoit" else 0,
-                protocol=cfg.protocol,
-            )
-        )
-        ev["l_max_search"] = {
-            "protocol": cfg.protocol,
-            "start": train_max,
-            "cap": max(cfg.cap, train_max),
-            "n_words": cfg.samples,
-            "threshold": cfg.threshold,
-        }
-    if model.config.layer == "nfsm":
-        ev["exact"] = nfsm_tables_exact(model, task)
-    return ev
-
-
-def load_run(run: str | Path) -> tuple[SequenceModel, Task, Any]:
-    """(model in eval mode, task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
-    from fsa2rnn.fsa.errors import SpecError
-
-    from .checkpoint import load_checkpoint, restore
-    from .config import read_run_record, task_of
-    from .trainer import CONFIG, MODEL
-
-    run = Path(run)
-    if not (run / CONFIG).is_file():
-        raise SpecError(f"{str(run)!r} is not a training run (no {CONFIG})")
-    cfg, mcfg = read_run_record((run / CONFIG).read_text(), str(run / CONFIG))
-    header, tensors = load_checkpoint(run / MODEL)
-    model = SequenceModel.from_config(mcfg)
-    restore(model, tensors)
-    model.eval()
-    return model, task_of(cfg), cfg
-
-
-def evaluate_run(
-    run: str | Path,
-    *,
-    lengths: list[int] | None = None,
-    lmax: bool = False,
-    cap: int = DEFAULT_CAP,
-    samples: int = 512,
-    threshold: float | None = None,
-    protocol: str = "prefix",
-) -> dict[str, Any]:
-    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}.
-
-    ``threshold`` None: 1.0, except under the ``brandoit`` protocol for a model other than the NFSM (0.9, the
-    authors' bar for baselines); the ``brandoit`` protocol seeds its words by the run's seed and each length."""
-    model, task, cfg = load_run(run)
-    if threshold is None:
-        threshold = 0.9 if protocol == "brandoit" and model.config.layer != "nfsm" else 1.0
-    train_max = cfg.train_lengths(task)[1]
-    if task.kind == "regression":
-        scores = [regression_scores(model, task, n, samples=samples) for n in (lengths or [train_max])]
-        return {
-            "lengths": [s["length"] for s in scores],
-            "mse": [s["mse"] for s in scores],
-            "r2": [s["r2"] for s in scores],
-            "l_max": None,
-            "l_max_capped": False,
-        }
-    lengths = lengths or cfg.eval_lengths or default_lengths(train_max)
-    out = accuracy_at_lengths(model, task, lengths, samples=samples)
-    if lmax:
-        out.update(
-            failing_length_of(
-                model,
-                task,
-                start=train_max,
-                cap=max(cap, train_max),
-                n_words=samples,
-                threshold=threshold,
-                seed=cfg.seed if protocol == "brandoit" else 0,
-                protocol=protocol,
-            )
-        )
-        out["l_max_protocol"] = protocol
-    else:
-        out.update({"l_max": None, "l_max_capped": False, "l_max_note": "not searched (pass --lmax)"})
-    if model.config.layer == "nfsm":
-        out["exact"] = nfsm_tables_exact(model, task)
-    return out

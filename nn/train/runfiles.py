@@ -1,0 +1,146 @@
+"""The files of a training run directory, in one leaf module (it imports no other module of the trainer at load,
+and no torch): their names, the per-step seed streams, reading ``config.json`` and ``metrics.jsonl``, and loading a
+run's model (:func:`load_run`, which imports torch when called).
+
+A run directory holds ``config.json`` (the TrainConfig, the ModelConfig and the task), ``model.safetensors`` (the
+last checkpoint), ``metrics.jsonl`` (one record per logged step), and after training ``eval.json`` and
+``curves.png``. A directory holding ``config.json`` without a checkpoint is a run that never reached one (killed
+before): a new run may replace it, ``--resume`` refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fsa2rnn.fsa.errors import SpecError
+
+RUN_FORMAT = "fsa2rnn.train_run/1"
+CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"
+RUN_FILES = (CONFIG, MODEL, METRICS)
+#: every file a run writes (a directory holding only these is a run; anything else is not ours to replace)
+ALL_RUN_FILES = (CONFIG, MODEL, METRICS, EVAL, CURVES)
+#: TrainConfig fields that may differ between a run and its --resume (they do not change what is computed)
+RESUMABLE = ("device", "progress", "nproc")
+#: the seed streams of a run: training batches, the noise of a step (Gumbel, dropout), validation words
+DATA, NOISE, VAL = 1, 2, 3
+
+
+def stream_seed(seed: int, stream: int, step: int = 0) -> int:
+    """A 63-bit seed for ``stream`` at ``step`` of a run seeded ``seed`` (numpy's SeedSequence)."""
+    return int(np.random.SeedSequence([abs(int(seed)), stream, step]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def holds_run(out: Path) -> bool:
+    """Whether ``out`` holds (part of) a training run."""
+    return out.is_dir() and any((out / f).exists() for f in RUN_FILES)
+
+
+def has_checkpoint(out: Path) -> bool:
+    return (out / MODEL).is_file()
+
+
+def read_run_fields(run: Path) -> dict[str, Any]:
+    """The TrainConfig fields stored in RUN/config.json, as a dict (no torch); SpecError if unreadable."""
+    path = Path(run) / CONFIG
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise SpecError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        empty = path.is_file() and not path.read_bytes().strip()
+        raise SpecError(f"{str(path)!r}: {'the file is empty' if empty else 'not valid JSON'}") from None
+    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT or not isinstance(data.get("train"), dict):
+        raise SpecError(f"{str(path)!r}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
+    return data["train"]
+
+
+def read_run_record(text: str, where: str) -> tuple[Any, Any]:
+    """(TrainConfig, ModelConfig) of the text of a RUN/config.json; SpecError naming ``where`` if it is not one."""
+    from ..model import ModelConfig
+    from .config import TrainConfig
+
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise SpecError(f"{where}: {'the file is empty' if not text.strip() else 'not valid JSON'}") from None
+    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+        raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("step"), int):
+            out.append(rec)
+    return out
+
+
+def check_run_dir(run: str | Path) -> Path:
+    """RUN as a Path if it is a training run directory (config.json and a checkpoint); SpecError saying what it is
+    instead (empty path, missing, a file, a directory without a run, a run without a checkpoint)."""
+    raw = str(run)
+    if raw == "":
+        raise SpecError("RUN is empty: give a training run's directory")
+    path = Path(raw)
+    if not path.exists():
+        raise SpecError(f"{raw!r} is not a training run: it does not exist (RUN is `fsa2rnn train`'s --out)")
+    if not path.is_dir():
+        raise SpecError(f"{raw!r} is not a training run: it is a file (RUN is `fsa2rnn train`'s --out directory)")
+    if not (path / CONFIG).is_file():
+        raise SpecError(f"{raw!r} is not a training run (no {CONFIG})")
+    if not has_checkpoint(path):
+        raise SpecError(f"{raw!r} holds no checkpoint (the run never reached one)")
+    read_run_fields(path)  # an unreadable config.json is refused here, before torch
+    return path
+
+
+def load_run(run: str | Path) -> tuple[Any, Any, Any]:
+    """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
+    from ..model import SequenceModel
+    from .checkpoint import load_checkpoint, restore
+    from .config import task_of
+
+    path = check_run_dir(run)
+    cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
+    _, tensors = load_checkpoint(path / MODEL)
+    model = SequenceModel.from_config(mcfg)
+    restore(model, tensors)
+    model.eval()
+    return model, task_of(cfg), cfg
+
+
+__all__ = [
+    "ALL_RUN_FILES",
+    "CONFIG",
+    "CURVES",
+    "EVAL",
+    "METRICS",
+    "MODEL",
+    "RUN_FILES",
+    "RESUMABLE",
+    "RUN_FORMAT",
+    "check_run_dir",
+    "holds_run",
+    "load_run",
+    "read_metrics",
+    "read_run_fields",
+    "read_run_record",
+    "stream_seed",
+]
