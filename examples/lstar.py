@@ -18,14 +18,16 @@ from pathlib import Path
 import torch
 
 from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.evaluate import load_run
+from fsa2rnn.nn.train.runfiles import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.lstar import compare_lstar
 
 QUIET = dict(progress=False, lmax=False, samples=64, val_every=100, checkpoint_every=1000, seed=0)
 RUNS = {
-    "parity · deltanet [−1, 1]": dict(task="grazzi:parity", model="deltanet", eig="-1,1", d_model=8, heads=1,
-                                       head_dim=4, mlp_ratio=0.0, train_length="2..16", steps=200, lr=1e-2, batch=32),
+    "parity · deltanet [−1, 1]": dict(task="grazzi:parity", labels="dense", model="deltanet", eig="-1,1",
+                                       delta_form="plain", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0,
+                                       train_length="2..16", steps=200,
+                                       lr=1e-2, batch=32),
     "parity · lstm": dict(task="grazzi:parity", model="lstm", d_model=16, mlp_ratio=0.0, train_length="2..8",
                           steps=150, lr=1e-2, batch=32),
     "flip-flop · nfsm": None,  # the brandoit preset at small scale (docs/reproductions.md), seed 42
