@@ -108,7 +108,7 @@ def parity_deltanet():
     from test_extract_models import train_tiny
 
     # beta in (0, 2): the eigenvalues 1 − beta span [−1, 1] (Grazzi et al.)
-    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2)},
+    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain"},
                       steps=200, lengths=(2, 16), seed=0, d_model=8, lr=1e-2)  # fmt: skip
 
 
@@ -116,7 +116,7 @@ def parity_deltanet():
 def flipflop_nfsm():
     from test_extract_models import train_tiny
 
-    return train_tiny("brandoit:FF", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
+    return train_tiny("flipflop", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
                       lr=1e-2, mlp_ratio=4.0)  # fmt: skip
 
 
