@@ -1,16 +1,17 @@
 # The README's two commands: `make demo` (set up, run the main job on a builtin) and `make test` (set up, run the suite).
+# `make shell` opens a shell in the environment; `make docs` builds the documentation site.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint docs shell bench clean
 
 $(BIN)/fsa2rnn: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip || echo "(pip not upgraded; continuing)"
 	@# Keep a torch that is already there (a GPU machine's build); otherwise take the pinned CPU wheel.
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
-	@$(BIN)/python -m pip install -q -e ".[nn,triton,dev]"
+	@$(BIN)/python -m pip install -q -e ".[nn,triton,dev,lstar,docs]"
 	@touch $@
 
 setup: $(BIN)/fsa2rnn
@@ -24,8 +25,18 @@ test: setup
 lint: setup
 	@$(BIN)/ruff check .
 
+# The documentation site (MkDocs + Material + mkdocstrings) into site/; --strict: a broken link or reference fails.
+docs: setup
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	@echo "docs: site/index.html (or: $(BIN)/mkdocs serve)"
+
+# A shell with the virtual environment active: fsa2rnn, python and pytest are this checkout's (exit to leave).
+shell: setup
+	@echo "fsa2rnn environment: $(VENV) (type exit to leave)"
+	@VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $${SHELL:-bash}
+
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis out
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis out site

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .errors import echo_json
+from .lstar_options import lstar_options, run_lstar
 from .options import cap_option, check_plot, limited, max_states_option, quiet_option, samples_option, seed_option
 
 
@@ -28,6 +29,7 @@ from .options import cap_option, check_plot, limited, max_states_option, quiet_o
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @quiet_option
 @max_states_option
+@lstar_options
 def compare_command(
     run: str,
     spec: str | None,
@@ -41,10 +43,15 @@ def compare_command(
     samples: int,
     as_json: bool,
     max_states: int,
+    method: str,
+    max_queries: int,
+    max_seconds: float,
+    depth: int,
 ) -> None:
     """Extract the automaton the model of training run RUN implements and relate it to the target (isomorphic,
     homomorphic, or none with a witness); compare its transition spectra (padded with 1: an eigenvalue one model
-    lacks counts), monoid, NFSM tables and L_max with a compiled model's."""
+    lacks counts), monoid, NFSM tables and L_max with a compiled model's. With --method lstar or kv, learn the machine
+    black-box instead (AALpy) and relate it to the target and to the white-box extraction."""
     from fsa2rnn.nn.limits import check_words_length
     from fsa2rnn.nn.train.runfiles import check_run_dir
 
@@ -71,6 +78,11 @@ def compare_command(
         raise SpecError(f"--plot draws eigenvalues of A(x): a {cfg.model} model has no linear transition")
     length = length or cfg.train_lengths(task)[1]
     check_words_length(words, length)
+    if method != "whitebox":
+        if plot_path is not None or compiled_path is not None:
+            raise SpecError(f"--plot and --compiled belong to --method whitebox, not {method}")
+        return run_lstar(model, task, target, method=method, length=length, words=words, seed=seed,
+                         max_queries=max_queries, max_seconds=max_seconds, depth=depth, as_json=as_json)  # fmt: skip
     with stages("compare", 1 + lmax) as step:
         step("extraction, spectra, monoid")
         report = compare(model, task, target=target, compiled=compiled, length=length, words=words, seed=seed,

@@ -21,7 +21,7 @@ import numpy as np
 
 from fsa2rnn.fsa import Automaton, resolve_spec
 
-#: The JSON spec example of docs/architecture.md and the README.
+#: The JSON spec example of docs/architecture.md and docs/guide/automata.md.
 DESIGN_SPEC: dict = {
     "format": "fsa2rnn.automaton/1",
     "states": ["q0", "q1", "q2"],

@@ -28,6 +28,8 @@ CLAIMS = {
         "NFSM M11 at 0.9·η*: robust",
     ],
     "compare.py": ["extracted 2 states (exact tables), relation: isomorphic"],
+    "lstar.py": ["parity · deltanet [−1, 1]: learned 2 states, relation to the target: isomorphic, to the white-box "
+                 "extraction (2 states): isomorphic"],
     "baselines.py": ["verified True; states right on words of length 1000: True", "states right on length 500: True"],
 }
 #: arguments of the suite's run (training scripts, and examples whose default size only adds length, take --quick)
@@ -36,6 +38,7 @@ ARGS = {
     "train_nfsm.py": ["--quick"],
     "compare.py": ["--quick"],
     "precision.py": ["--quick"],
+    "lstar.py": ["--quick"],
     "baselines.py": ["--quick"],
 }
 #: tiny tensors: one torch thread (as cli/run.py and the training scripts use) avoids thread-pool overhead and
