@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -36,6 +38,7 @@ def unlisted_pages(docs: Path, nav: Any) -> list[str]:
     return sorted(p for p in pages if p not in listed)
 
 
+@event_priority(100)  # before mkdocstrings reads its handler options
 def on_config(config: Any) -> Any:
     extra = unlisted_pages(Path(config["docs_dir"]), config["nav"])
     if extra:
