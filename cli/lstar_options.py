@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from fsa2rnn.realize.lstar import DEPTH, MAX_DEPTH, MAX_QUERIES, MAX_QUERIES_LIMIT, MAX_SECONDS, MAX_SECONDS_LIMIT
+from fsa2rnn.nn.limits import checked
+from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS
 
 #: --method values: the white-box extraction (realize/extract.py) or AALpy's learners
 METHODS = ("whitebox", "lstar", "kv")
@@ -19,11 +20,11 @@ def lstar_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--method", type=click.Choice(METHODS), default="whitebox", show_default=True,
                      help="whitebox: read the model's tables or cluster its states; lstar / kv: learn the machine "
                           "black-box with AALpy's L* / KV (extra fsa2rnn[lstar]), the model answering the queries."),
-        click.option("--max-queries", type=click.IntRange(1, MAX_QUERIES_LIMIT), default=MAX_QUERIES,
+        click.option("--max-queries", type=checked("max_queries"), default=MAX_QUERIES,
                      show_default=True, help="lstar/kv: words run through the model at most."),
-        click.option("--max-seconds", type=click.FloatRange(0, MAX_SECONDS_LIMIT, min_open=True),
+        click.option("--max-seconds", type=checked("max_seconds"),
                      default=MAX_SECONDS, show_default=True, help="lstar/kv: wall-clock limit of the learning."),
-        click.option("--depth", type=click.IntRange(0, MAX_DEPTH), default=DEPTH, show_default=True,
+        click.option("--depth", type=checked("depth"), default=DEPTH, show_default=True,
                      help="lstar/kv: W-method depth (extra symbols between the transition cover and the W set)."),
     ]  # fmt: skip
     for option in reversed(options):

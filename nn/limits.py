@@ -122,6 +122,9 @@ LIMITS: dict[str, Bound] = {
     "samples": Bound(int, 1, 2**16, why="words per evaluation length and per L_max step"),
     "cap": Bound(int, 1, MAX_LENGTH, why="the longest length an L_max search tries, the Brandoit protocol's 2^20"),
     "threshold": Bound(float, 0, 1, lo_open=True, why="a sequence accuracy"),
+    "max_queries": Bound(int, 1, 10_000_000, why="words an L*/KV extraction runs through the model"),
+    "max_seconds": Bound(float, 0, 86_400, lo_open=True, why="wall-clock limit of an L*/KV extraction (one day)"),
+    "depth": Bound(int, 0, 6, why="W-method depth: the oracle's words grow as (alphabet size)^depth"),
     "words": Bound(int, 1, 10**5, why="sampled words; words × length ≤ 2^24 tokens"),
     "eta": Bound(float, 0, 1e3, why="a perturbation per step; beyond 10^3 it dwarfs every model's O(1) states"),
 }

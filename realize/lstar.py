@@ -36,6 +36,7 @@ import numpy as np
 
 from fsa2rnn.fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_moore
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
+from fsa2rnn.nn.limits import LIMITS
 
 from .moore import UNOBSERVED, MooreMachine, PredictWords
 
@@ -53,9 +54,9 @@ MAX_SECONDS = 120.0
 DEPTH = 2
 RANDOM_WORDS = 500
 #: limits on the limits (checked before any work)
-MAX_QUERIES_LIMIT = 10_000_000
-MAX_SECONDS_LIMIT = 86_400.0
-MAX_DEPTH = 6
+MAX_QUERIES_LIMIT = int(LIMITS["max_queries"].hi)  # the rows of nn/limits.py, which the CLI checks
+MAX_SECONDS_LIMIT = float(LIMITS["max_seconds"].hi)
+MAX_DEPTH = int(LIMITS["depth"].hi)
 #: a missed membership query runs with its continuations of length d, k^d ≤ this
 LOOKAHEAD_WORDS = 64
 #: test words per model batch in the equivalence oracle
