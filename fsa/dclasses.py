@@ -41,6 +41,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .errors import LimitExceededError
+from .green import subgroup_record
 from .monoid import MAX_BYTES, _as_generators
 
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
@@ -456,14 +457,7 @@ class SubgroupSummary:
         return bool(self.summary.is_solvable)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "order": self.order,
-            "rank": self.rank,
-            "name": self.name,
-            "composition_factors": self.composition_factors,
-            "is_abelian": self.is_abelian,
-            "is_solvable": self.is_solvable,
-        }
+        return subgroup_record(self)
 
 
 class GreenClasses:

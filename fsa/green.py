@@ -61,6 +61,18 @@ def _classes(labels: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds)
 
 
+def subgroup_record(group: Any) -> dict[str, Any]:
+    """The JSON record of a maximal subgroup (``analyze``'s ``monoid.subgroups`` entries), whichever path found it."""
+    return {
+        "order": group.order,
+        "rank": group.rank,
+        "name": group.name,
+        "composition_factors": group.composition_factors,
+        "is_abelian": group.is_abelian,
+        "is_solvable": group.is_solvable,
+    }
+
+
 @dataclass
 class MaximalSubgroup:
     """The maximal subgroup H_e at an idempotent e, acting on im(e) (positions 0..rank-1 of the sorted image).
@@ -159,14 +171,7 @@ class MaximalSubgroup:
         return self._cache[key]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "order": self.order,
-            "rank": self.rank,
-            "name": self.name,
-            "composition_factors": self.composition_factors,
-            "is_abelian": self.is_abelian,
-            "is_solvable": self.is_solvable,
-        }
+        return subgroup_record(self)
 
 
 class GreenStructure:
