@@ -35,7 +35,7 @@ def main() -> None:
         return
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     from fsa2rnn.nn.train.reproduce import get_reproduction
-    from fsa2rnn.nn.train.reproduce.runner import build_table, run_job, table_markdown
+    from fsa2rnn.nn.train.reproduce.runner import build_table, run_job
 
     rep = get_reproduction("brandoit-table1")
     tasks = [t for t in ORDER if t in args.tasks.split(",")]
@@ -58,7 +58,7 @@ def main() -> None:
                 f"{task}: L_max {rec.get('l_max_text')}, exact {rec.get('exact')}, {rec.get('seconds')} s", flush=True
             )
         table = build_table(rep, "paper", jobs, records)
-        print(table_markdown(table))
+        print(rep.markdown(table))
         covered = [j.task for j in jobs]
         print(json.dumps({"covered": covered, "not_covered": skipped, "seconds": round(time.perf_counter() - t0, 1)}))
 

@@ -39,7 +39,7 @@ def reproduce_command(
     DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
     values beside) and DIR/plot.png. See docs/reproductions.md."""
     from fsa2rnn.nn.train.reproduce import get_reproduction
-    from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce, table_markdown
+    from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
 
     rep = get_reproduction(name)
     chosen = rep.select(scale, tasks, models, arm, seeds)
@@ -53,4 +53,4 @@ def reproduce_command(
     if as_json:
         echo_json(table)
     else:
-        click.echo(table_markdown(table), nl=False)
+        click.echo(rep.markdown(table), nl=False)

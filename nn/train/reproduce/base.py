@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
@@ -62,6 +63,18 @@ class Reproduction:
 
     def notes(self, scale: str) -> list[str]:
         return []
+
+    def markdown(self, table: dict[str, Any]) -> str:
+        """``DIR/table.md`` (and what the command prints): by default the L_max table of runner.table_markdown."""
+        from .runner import table_markdown
+
+        return table_markdown(table)
+
+    def plot(self, table: dict[str, Any], path: Path) -> None:
+        """``DIR/plot.png``: by default L_max per task and model (runner.plot_table)."""
+        from .runner import plot_table
+
+        plot_table(table, path)
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         """The paper's value beside a cell (None where the paper reports no such cell)."""

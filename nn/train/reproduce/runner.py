@@ -72,8 +72,8 @@ def reproduce(rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, prog
             bar.update(1)
     table = build_table(rep, scale, jobs, records)
     atomic_write_text(out / "table.json", json.dumps(table, indent=1))
-    atomic_write_text(out / "table.md", table_markdown(table))
-    plot_table(table, out / "plot.png")
+    atomic_write_text(out / "table.md", rep.markdown(table))
+    rep.plot(table, out / "plot.png")
     return table
 
 
