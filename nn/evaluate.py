@@ -34,6 +34,7 @@ from fsa2rnn.fsa.automaton import Automaton
 
 Predict = Callable[[np.ndarray, Any], tuple[np.ndarray, Any]]
 SampleWords = Callable[[np.random.Generator, int, int, Any], tuple[np.ndarray, np.ndarray, Any]]
+WholeWords = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]]
 
 #: default evaluation cap (Brandoit et al. search up to 2^20)
 DEFAULT_CAP = 2**20
@@ -104,7 +105,7 @@ def clip_cap(cap: int, n_classes: int, start: int) -> int:
 
 def failing_length_fresh(
     predict: Predict,
-    sample_words: SampleWords,
+    sample_words: SampleWords | None,
     *,
     start: int,
     cap: int = DEFAULT_CAP,
@@ -112,6 +113,7 @@ def failing_length_fresh(
     threshold: float = 1.0,
     seed: int = 0,
     chunk: int = DEFAULT_CHUNK,
+    whole_words: WholeWords | None = None,
 ) -> tuple[int | None, bool, dict[int, float]]:
     """Brandoit et al.'s failing length (their ``faillen``): (L_max, capped, {length: sequence accuracy}).
 
@@ -119,7 +121,9 @@ def failing_length_fresh(
     time; the search doubles from ``start`` while the accuracy reaches ``threshold``, up to ``cap``, then bisects
     between the last passing and the first failing length. L_max is the smallest failing length found (``start``
     itself when it fails); (None, True) when ``cap`` passes. Accuracy over fresh words need not be monotone in L:
-    the bisection assumes it, as the authors do.
+    the bisection assumes it, as the authors do. ``whole_words(rng, n, L) -> (inputs, targets)``, when given,
+    replaces ``sample_words`` for words that depend on their length (TSO_N's question comes last): they are drawn
+    whole, at most ``n_words × chunk`` symbols at a time (as many words as fit), and read ``chunk`` symbols at a time.
     """
     if start < 1 or cap < start:
         raise ValueError(f"failing_length_fresh: need 1 ≤ start ≤ cap, got start {start}, cap {cap}")
@@ -132,6 +136,9 @@ def failing_length_fresh(
     def accuracy(length: int) -> float:
         if length not in trace:
             rng = np.random.default_rng([abs(int(seed)), length])
+            if whole_words is not None:
+                trace[length] = _whole_word_accuracy(predict, whole_words, rng, n_words, length, chunk)
+                return trace[length]
             right = np.ones(n_words, dtype=bool)
             done, state, carry = 0, None, None
             while done < length:
@@ -158,6 +165,24 @@ def failing_length_fresh(
         else:
             high = mid
     return high, False, trace
+
+
+def _whole_word_accuracy(
+    predict: Predict, whole_words: WholeWords, rng: np.random.Generator, n_words: int, length: int, chunk: int
+) -> float:
+    """Fraction of ``n_words`` words of ``length`` drawn whole that are right at every judged position."""
+    per_group = max(1, min(n_words, n_words * chunk // length))
+    right, done = 0, 0
+    while done < n_words:
+        rows = min(per_group, n_words - done)
+        inputs, targets = whole_words(rng, rows, length)
+        ok, state = np.ones(rows, dtype=bool), None
+        for lo in range(0, length, chunk):
+            preds, state = predict(inputs[:, lo : lo + chunk], state)
+            t = targets[:, lo : lo + chunk]
+            ok &= ~((np.asarray(preds) != t) & (t >= 0)).any(axis=1)
+        right, done = right + int(ok.sum()), done + rows
+    return right / n_words
 
 
 def sequence_accuracy(first_error: np.ndarray, length: int) -> float:

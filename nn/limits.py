@@ -244,11 +244,11 @@ def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
 # ---------------------------------------------------------------------------------------------------- products
 def default_train_max(task: str) -> int:
     """The longest training word of a task's default training lengths, without building the task (no torch):
-    the DLR tasks 256, Brandoit's tracking of shuffled objects 20, Brandoit's other tasks 64, every other task and
-    SPEC 40 (tests/test_hostile_inputs.py checks this against every named task)."""
-    if task.startswith("dlr:"):
+    the DLR tasks and Brandoit's TSO_N 256, the other tracking of shuffled objects 20, Brandoit's other tasks 64,
+    every other task and SPEC 40 (tests/test_hostile_inputs.py checks this against every named task)."""
+    if task.startswith(("dlr:", "brandoit:TSO")):
         return 256
-    if task.startswith("brandoit:TSO"):
+    if task.startswith("brandoit:shuffled:"):
         return 20
     return 64 if task.startswith("brandoit:") else 40
 

@@ -198,9 +198,10 @@ def failing_length_of(
     at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
     accuracy at every length judged, and ``l_max_cap``: the cap searched). ``progress``: a bar advanced by the
     symbols read (at most ``n_words × cap``)."""
-    if not hasattr(task, "word_source"):
+    whole_words = getattr(task, "fresh_words", None) if protocol == "brandoit" else None
+    if whole_words is None and not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
-    if not task.prefixes_judged:
+    if whole_words is None and not task.prefixes_judged:
         why = f"{task.name} judges only the answer of a whole word, so prefixes of one word are not words"
         return {"l_max": None, "l_max_capped": False, "l_max_note": why}
     note = None
@@ -220,13 +221,14 @@ def failing_length_of(
         top = clip_cap(max(fit_cap, start), task.n_classes, start)
         l_max, capped, trace = failing_length_fresh(
             predict,
-            task.word_source(),
+            None if whole_words is not None else task.word_source(),
             start=start,
             cap=top,
             n_words=n_words,
             threshold=threshold,
             seed=seed,
             chunk=chunk,
+            whole_words=whole_words,
         )
         trace_out = {str(k): v for k, v in sorted(trace.items())}
         return {"l_max": l_max, "l_max_capped": capped, "l_max_note": note, "l_max_cap": top, "l_max_trace": trace_out}

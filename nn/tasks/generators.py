@@ -7,10 +7,10 @@
   not regular). Operations are ``+ - *`` (the authors' ``mult`` flag, Table 3's "w/ brackets") or ``+ -`` only
   (``grazzi:modarith_brackets:nomult``, Table 5's "w/ brackets, no mult"). A length L is the authors' total length
   (expression, ``=``, answer, ``[PAD]``), at least 5: the word read is the expression of L − 3 tokens and ``=``.
-- ``brandoit:TSO:N`` (length-independent paper §7, after Srivastava et al. 2023, "tracking shuffled objects"): N people
-  each holding one of N items (``alice has the key .`` for each), then swaps (``alice swaps with bob .``), then the
-  question ``who has the key ?``; the target, judged at ``?``, is the person holding that item. The *length* of a
-  TSO word is its number of swaps (5 tokens each).
+- ``brandoit:shuffled:N`` (after Srivastava et al. 2023, "tracking shuffled objects"; *not* the authors' TSO_N, which
+  is ``brandoit:TSO3..5``, nn/tasks/tso.py): N people each holding one of N items (``alice has the key .`` for each),
+  then swaps (``alice swaps with bob .``), then the question ``who has the key ?``; only the answer is judged, at
+  ``?`` (the person holding that item), and the *length* of a word is its number of swaps (5 tokens each).
 """
 
 from __future__ import annotations
@@ -105,16 +105,17 @@ class ModArithBrackets(Task):
 class TrackingShuffledObjects(Task):
     def __init__(self, n: int) -> None:
         if not 2 <= n <= len(PEOPLE):
-            raise ValueError(f"TSO:N needs 2 ≤ N ≤ {len(PEOPLE)}, got {n}")
+            raise ValueError(f"shuffled:N needs 2 ≤ N ≤ {len(PEOPLE)}, got {n}")
         people, items = PEOPLE[:n], ITEMS[:n]
         vocab = people + items + ["has", "the", "swaps", "with", "who", ".", "?", "[PAD]"]
         super().__init__(
-            name=f"brandoit:TSO:{n}",
+            name=f"brandoit:shuffled:{n}",
             vocab=vocab,
             classes=people,
             chance=1.0 / n,
-            source="Brandoit et al. (length-independent state tracking) §7; Srivastava et al. 2023",
-            description=f"tracking shuffled objects with {n} people; length = number of swaps; judged at '?'",
+            source="Srivastava et al. 2023 (tracking shuffled objects); not Brandoit et al.'s TSO_N (brandoit:TSO3..5)",
+            description=f"not the authors' task: tracking shuffled objects with {n} people; length = number of "
+            "swaps; only the answer at '?' is judged",
             pad_id=len(vocab) - 1,
             default_train_length=(1, 20),
             supervision="answer",

@@ -21,6 +21,7 @@ from .automaton_task import AutomatonTask
 from .base import Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 from .dlr import DLR_TASKS, DLRTask
 from .generators import ModArithBrackets, TrackingShuffledObjects
+from .tso import TsoQuestion
 
 GRAZZI = "Grazzi et al. (negative eigenvalues)"
 BRANDOIT = "Brandoit et al. (length-independent state tracking)"
@@ -172,7 +173,8 @@ PAPER_TASKS: dict[str, Callable[[], Task]] = {
         "flip-flop monoid, 3 classes; uniform letters, at most 4 reads in a row",
         max_identity_run=4,
     ),
-    **{f"brandoit:TSO:{n}": (lambda n=n: TrackingShuffledObjects(n)) for n in (3, 4, 5)},
+    **{f"brandoit:TSO{n}": (lambda n=n: TsoQuestion(n)) for n in (3, 4, 5)},
+    **{f"brandoit:shuffled:{n}": (lambda n=n: TrackingShuffledObjects(n)) for n in (3, 4, 5)},
     **{f"dlr:{t}": (lambda t=t: DLRTask(t)) for t in DLR_TASKS},
 }
 

@@ -84,12 +84,19 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ),
     ),
     # Brandoit et al.'s NFSM recipe (nn/train/objectives.py, docs/reproductions.md)
-    (("--arm",), dict(help="NFSM: free (the model's loss, default) or anchored (heads supervised on their codes).")),
+    (
+        ("--arm",),
+        dict(
+            help="NFSM: free (the model's loss, default) or anchored (heads supervised on their codes; with several "
+            "layers, the top layer's)."
+        ),
+    ),
     (
         ("--head-family",),
         dict(
             help="NFSM heads with known codes, every head starting on 0: regular (one head of |Q|), factored "
-            "(quotient heads of a group) or factored:5,12 (given sizes). Default with --arm anchored: regular."
+            "(quotient heads of a group), factored:5,12 (given sizes) or registers (a task's own heads: "
+            "brandoit:TSO3..5). Default with --arm anchored: regular (registers where the task has them)."
         ),
     ),
     (("--nu",), dict(type=float, help="NFSM: ν, the Gumbel noise scale and the softmax temperature (authors': 0.5).")),

@@ -182,8 +182,6 @@ class TrainConfig:
                 raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
         if not isinstance(self.keep_best, bool):
             raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
-        if self.arm == "anchored" and self.layers != 1:
-            raise SpecError(f"--arm anchored trains one NFSM layer, got --layers {self.layers}")
         if self.arm == "anchored" and self.nproc > 1:
             raise SpecError("--arm anchored runs in one process (its release rule reads one validation): no --nproc")
 
@@ -243,9 +241,10 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
 
 
 def parse_head_family(text: str) -> tuple[str, list[int] | None]:
-    """``regular``, ``factored`` or ``factored:5,12`` (the factored family with these head sizes)."""
+    """``regular``, ``factored``, ``factored:5,12`` (the factored family with these head sizes) or ``registers``
+    (the heads of a task with its own registers, Brandoit et al.'s TSO_N)."""
     name, _, sizes = text.partition(":")
-    if name in HEAD_FAMILIES and not sizes:
+    if name in (*HEAD_FAMILIES, "registers") and not sizes:
         return name, None
     if name == "factored":
         try:
@@ -254,16 +253,26 @@ def parse_head_family(text: str) -> tuple[str, list[int] | None]:
             out = []
         if out and all(2 <= v <= 4096 for v in out) and len(out) <= 4:
             return name, out
-    raise SpecError(f"--head-family must be regular, factored or factored:D1,D2,… (≤ 4 sizes in 2..4096), got {text!r}")
+    raise SpecError(
+        f"--head-family must be regular, factored, factored:D1,D2,… (≤ 4 sizes in 2..4096) or registers, got {text!r}"
+    )
 
 
 def head_family_of(cfg: TrainConfig, task: Task) -> Any:
     """The NFSM head family of the run (compiler/nfsm_families.py): the --head-family, or regular for the anchored
-    arm without one; None when the run has none."""
+    arm without one (``registers`` for a task with its own registers, e.g. TSO_N, whose targets are not an
+    automaton's states); None when the run has none."""
     if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
         return None
     from fsa2rnn.compiler.nfsm_families import head_family
 
+    registers = getattr(task, "registers", None)
+    if registers is not None:
+        if cfg.head_family not in (None, "registers"):
+            raise SpecError(f"task {task.name!r} has its own heads: --head-family registers, not {cfg.head_family!r}")
+        return registers
+    if cfg.head_family == "registers":
+        raise SpecError(f"--head-family registers needs a task with registers (brandoit:TSO3..5), not {task.name!r}")
     if task.automaton is None or getattr(task, "readout", None) != "state":
         raise SpecError(f"--head-family and --arm anchored need a task whose targets are states, not {task.name!r}")
     key = (task.name, cfg.head_family or "regular")

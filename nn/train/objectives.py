@@ -84,22 +84,26 @@ class Anchor:
         self.sizes = list(sizes)
 
     def head_targets(self, targets: torch.Tensor) -> torch.Tensor:
-        """(B, T, H): each head's code of the target state (targets are states: readout ``state``)."""
+        """(B, T, H): each head's code of the target class (targets are states: readout ``state``; a class whose
+        code is −1, e.g. TSO_N's answers, supervises no head)."""
         return self.codes.to(targets.device)[targets.clamp(min=0)]
 
     def heads_correct(self, indices: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return (indices == self.head_targets(targets)).all(-1)
+        tgt = self.head_targets(targets)
+        return ((indices == tgt) | (tgt < 0)).all(-1)
 
     def loss(self, states: torch.Tensor, indices: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(Σ over words of Σ_heads balanced CE on ANCHOR_SCALE × one-hot head states, frontier of the heads)."""
         tgt = self.head_targets(batch.targets)
         with torch.no_grad():
-            w, frontier = first_error(self.heads_correct(indices, batch.targets), batch.mask)
-            w = w * class_balance(batch.targets, batch.mask, int(self.codes.shape[0]))
+            mask = batch.mask & (tgt >= 0).all(-1)
+            w, frontier = first_error(self.heads_correct(indices, batch.targets), mask)
+            w = w * class_balance(batch.targets, mask, int(self.codes.shape[0]))
         total = states.new_zeros(())
         for h, d in enumerate(self.sizes):
             logits = ANCHOR_SCALE * states[..., h, :d]
-            ce = F.cross_entropy(logits.flatten(0, 1), tgt[..., h].flatten(), reduction="none").view(w.shape)
+            ce = F.cross_entropy(logits.flatten(0, 1), tgt[..., h].clamp(min=0).flatten(), reduction="none")
+            ce = ce.view(w.shape)
             total = total + word_mean(ce, w)
         return total, frontier
 

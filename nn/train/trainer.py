@@ -219,7 +219,8 @@ class _Trainer:
         from ..layers.nfsm import NFSM
 
         layers = [m for m in self.model.modules() if isinstance(m, NFSM)]
-        self.nfsm = layers[0] if layers else None
+        # the top NFSM layer: the one the anchored arm supervises (the authors' two-layer NFSM on TSO_N)
+        self.nfsm = layers[-1] if layers else None
         self.anchor, self.anchored, self.anchor_streak, self.release_step = None, False, 0, 0
         self.best: tuple[tuple[float, float], int, dict[str, torch.Tensor]] | None = None
         h = header or {}
