@@ -23,7 +23,8 @@ def gen(seed=0):
 
 def test_declared_supervision():
     want = {"grazzi:parity": "answer", "grazzi:modarith": "answer", "grazzi:modarith_brackets": "answer",
-            "grazzi:S5": "dense", "brandoit:Z2": "dense", "S3": "dense", "brandoit:shuffled:3": "answer", "brandoit:TSO3": "dense"}  # fmt: skip
+            "grazzi:S5": "dense", "brandoit:Z2": "dense", "S3": "dense", "brandoit:shuffled:3": "answer",
+            "brandoit:TSO3": "dense"}  # fmt: skip
     for name, kind in want.items():
         assert get_task(name).supervision == kind, name
     assert get_task("dlr:shift").supervision is None  # the regression tasks' masks are their own

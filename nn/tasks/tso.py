@@ -97,7 +97,8 @@ class TsoQuestion(Task):
             opened = x + 1 + 0 * parse
             first = parse - 1
             swapped = np.where(holders == first[:, None], x, np.where(holders == x, first[:, None], holders))
-            nxt = np.where(parse[:, None] == 0, np.column_stack([opened, holders]), np.column_stack([0 * parse, swapped]))
+            closed = np.column_stack([0 * parse, swapped])
+            nxt = np.where(parse[:, None] == 0, np.column_stack([opened, holders]), closed)
             table[self.ids[NAMES[x]]] = nxt @ base ** np.arange(n + 1)
         for q in range(n):  # an item after a name: the item goes to that person
             given = holders.copy()
