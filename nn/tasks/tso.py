@@ -224,4 +224,3 @@ class TsoQuestion(Task):
     @property
     def prefixes_judged(self) -> bool:
         return False  # a prefix of a word has no question
-
