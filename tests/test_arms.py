@@ -79,7 +79,6 @@ def test_nu_sets_noise_and_temperature_and_head_family_fixes_the_start():
         (dict(head_family="factored:1"), "--head-family must be"),
         (dict(head_family="regular", nfsm_heads="4x3"), "give no --nfsm-heads"),
         (dict(model="mamba", explore=0.1), "--explore applies to nfsm"),
-        (dict(head_family="registers"), "needs a task with registers"),
         (dict(arm="anchored", nproc=2, batch=64), "runs in one process"),
         (dict(protocol="fresh"), "--protocol must be one of prefix, brandoit"),
     ],

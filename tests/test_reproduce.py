@@ -38,7 +38,12 @@ def test_tiny_table_end_to_end_and_resumed(tmp_path, monkeypatch):
     seed = z2["seeds"][0]
     assert seed["status"] == "done" and seed["job"]["seed"] == 42 and seed["seconds"] > 0
     assert (out / seed["run"] / "eval.json").is_file() and z2["paper"]["aggregate"] == ">=1M"
-    assert tso["aggregate"] == "not run" and "TSO" in tso["seeds"][0]["reason"]
+    # TSO3: the authors' two-layer NFSM at length 256, its top layer anchored on the registers, L_max from 256
+    run = json.loads((out / tso["seeds"][0]["run"] / "config.json").read_text())
+    run = run.get("train", run)
+    assert (run["task"], run["layers"], run["head_family"], run["train_length"]) == (
+        "brandoit:TSO3", 2, "registers", "256..256")  # fmt: skip
+    assert tso["seeds"][0]["status"] == "done" and "accuracy_at_start" in tso["seeds"][0]
     # a finished run is read back, never trained again
     import fsa2rnn.nn.train.trainer as trainer
 
@@ -55,6 +60,17 @@ def test_tiny_table_end_to_end_and_resumed(tmp_path, monkeypatch):
     assert loud.exit_code == quiet.exit_code == 0, loud.output
     assert any(line.startswith("brandoit-table1:") and "2/2" in line for line in loud.stderr.splitlines()), loud.stderr
     assert quiet.stderr == "" and json.loads(loud.stdout) == json.loads(quiet.stdout) == json.loads(again.stdout)
+
+
+def test_a_run_this_build_cannot_do_is_not_run(tmp_path, monkeypatch):
+    from fsa2rnn.nn.train.reproduce.brandoit_table1 import BrandoitTable1
+
+    monkeypatch.setattr(BrandoitTable1, "unavailable", lambda self, job: "the layer is not in this build")
+    args = ["reproduce", "brandoit-table1", "--scale", "tiny", "--tasks", "Z2", "--models", "nfsm", "--arm", "anchored"]
+    res = CliRunner().invoke(main, [*args, "--seeds", "42", "--out", str(tmp_path / "o"), "--json"])
+    assert res.exit_code == 0, res.output
+    (cell,) = json.loads(res.stdout)["cells"]
+    assert cell["aggregate"] == "not run" and cell["seeds"][0]["reason"] == "the layer is not in this build"
 
 
 @pytest.mark.parametrize(
