@@ -1,6 +1,7 @@
 """brandoit:TSO3..5 (nn/tasks/tso.py), the authors' TSO_N, against an independent reading of the text: a plain
 sentence-by-sentence simulation of who holds what, written from the task's definition, not from the task's table."""
 
+import json
 import re
 
 import numpy as np
@@ -104,3 +105,27 @@ def test_registers_are_the_parse_head_and_one_head_per_item():
         head_family_of(TrainConfig(task="brandoit:TSO3", model="nfsm", arm="anchored", head_family="regular"), task)
     with pytest.raises(SpecError, match="needs a task with registers"):
         head_family_of(TrainConfig(task="brandoit:S3", model="nfsm", head_family="registers"), get_task("brandoit:S3"))
+
+
+def test_anchored_arm_pins_the_top_layer_of_two(tmp_path):
+    from fsa2rnn.nn.layers.nfsm import NFSM
+    from fsa2rnn.nn.train.objectives import ANCHOR_SCALE
+    from fsa2rnn.nn.train.runfiles import load_run
+    from fsa2rnn.nn.train.trainer import train
+
+    cfg = TrainConfig(
+        task="brandoit:TSO3", model="nfsm", arm="anchored", layers=2, nu=0.5, loss="balanced", anchor_explore=0.01,
+        d_model=16, batch=4, steps=3, lr=1e-2, warmup=0.0, val_every=3, val_samples=4, log_every=3, samples=4,
+        eval_lengths=[30], train_length="30..30", lmax=True, cap=64, protocol="brandoit", progress=False,
+    )  # fmt: skip
+    train(cfg, tmp_path / "run")
+    model, _, _ = load_run(tmp_path / "run")
+    bottom, top = [m for m in model.modules() if isinstance(m, NFSM)]
+    assert bottom.heads == top.heads == [4, 4, 4, 4]
+    pinned = torch.zeros_like(top.out_proj.weight)
+    pinned[:16, :16] = ANCHOR_SCALE * torch.eye(16)
+    assert torch.equal(top.out_proj.weight, pinned) and not torch.equal(bottom.out_proj.weight[:16], pinned[:16])
+    # L_max by the authors' faillen on fresh whole words, judged on the answer, from the training length
+    ev = json.loads((tmp_path / "run" / "eval.json").read_text())
+    assert ev["l_max_search"]["start"] == 30 and set(ev["l_max_trace"]) <= {"30", "31", "32", "45", "60", "64"}
+    assert ev["exact"]["exact"] is None  # no table certificate for two layers
