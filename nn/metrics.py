@@ -199,6 +199,9 @@ def failing_length_of(
     accuracy at every length judged, and ``l_max_cap``: the cap searched). ``progress``: a bar advanced by the
     symbols read (at most ``n_words × cap``)."""
     whole_words = getattr(task, "fresh_words", None) if protocol == "brandoit" else None
+    if whole_words is None and hasattr(task, "fresh_words"):
+        why = f"{task.name}: a word's question comes last, so prefixes of one word are not words (--protocol brandoit)"
+        return {"l_max": None, "l_max_capped": False, "l_max_note": why}
     if whole_words is None and not hasattr(task, "word_source"):
         return {"l_max": None, "l_max_capped": False, "l_max_note": f"{task.name} has no automaton word source"}
     if whole_words is None and not task.prefixes_judged:

@@ -129,3 +129,28 @@ def test_anchored_arm_pins_the_top_layer_of_two(tmp_path):
     ev = json.loads((tmp_path / "run" / "eval.json").read_text())
     assert ev["l_max_search"]["start"] == 30 and set(ev["l_max_trace"]) <= {"30", "31", "32", "45", "60", "64"}
     assert ev["exact"]["exact"] is None  # no table certificate for two layers
+
+
+def test_faillen_on_whole_words_bisects_to_the_first_failing_length():
+    """A predictor right before position 100 only, on words whose last position alone is judged: every length
+    ≤ 100 passes, 101 fails; the words are drawn whole in groups and read in chunks with the state carried."""
+    from fsa2rnn.nn.evaluate import failing_length_fresh
+
+    calls = []
+
+    def whole_words(rng, n, length):
+        calls.append((n, length))
+        targets = np.full((n, length), -1)
+        targets[:, -1] = rng.integers(0, 3, n)
+        return targets.clip(min=0), targets
+
+    def predict(inputs, state):
+        done = 0 if state is None else state
+        pos = done + np.arange(inputs.shape[1])[None, :]
+        return np.where(pos < 100, inputs, inputs + 1), done + inputs.shape[1]
+
+    l_max, capped, trace = failing_length_fresh(predict, None, start=16, cap=1024, n_words=8, chunk=7,
+                                                whole_words=whole_words)  # fmt: skip
+    assert (l_max, capped) == (101, False) and trace[100] == 1.0 and trace[101] == 0.0 and trace[128] == 0.0
+    assert all(n * length <= 8 * 7 or n == 1 for n, length in calls)  # at most n_words × chunk symbols at a time
+    assert failing_length_fresh(predict, None, start=16, cap=64, n_words=8, whole_words=whole_words)[:2] == (None, True)
