@@ -249,7 +249,7 @@ class BrandoitTable1(Reproduction):
             f"Scale {scale}: NFSM width {_NFSM[scale]['d_model']}, baselines {_BASELINE[scale]['layers']} layers of "
             f"width {_BASELINE[scale]['d_model']}; batch {c['batch']}, at most {c['steps']} steps, early stop after "
             f"{c['early_stop']} exact validations every {c['val_every']} steps"
-            + "".join(f" ({t}: at most {n} steps)" for t, n in _STEPS.get(scale, {}).items())
+            + _budgets(_STEPS.get(scale, {}))
             + f"; L_max on {c['samples']} fresh words "
             f"per length up to {c['cap']} (the authors: width 128 NFSM / 4 × 256 baselines, batch 256, 100k steps, "
             "40 validations every 50 steps, 512 words, 2^20).",
@@ -273,6 +273,15 @@ class BrandoitTable1(Reproduction):
         if scale == "tiny":
             notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
         return notes
+
+
+def _budgets(steps: dict[str, int]) -> str:
+    """The tasks of each larger step budget, e.g. " (Z16: at most 2000; TSO3, TSO4: at most 2500 steps)"."""
+    by: dict[int, list[str]] = {}
+    for task, n in steps.items():
+        by.setdefault(n, []).append(task)
+    parts = [f"{', '.join(tasks)}: at most {n}" for n, tasks in by.items()]
+    return f" ({'; '.join(parts)} steps)" if parts else ""
 
 
 def _short(n: int) -> str:
