@@ -108,10 +108,10 @@ class TsoQuestion(Task):
         self.table = torch.as_tensor(table[: len(self.ids) - 1], dtype=torch.long)  # without [PAD]
         self.start_code = n * sum(base**k for k in range(1, n + 1))  # idle, every item unset
         order = self._reachable(table)
-        self.code_class = np.full(len(codes), -1, dtype=np.int64)
-        self.code_class[order] = np.arange(len(order))
+        code_class = np.full(len(codes), -1, dtype=np.int64)  # −1: a code no grammatical stream reaches
+        code_class[order] = np.arange(len(order))
         self.states = [tuple(int(v) for v in digits[c]) for c in order]
-        self.code_class_t = torch.as_tensor(self.code_class)
+        self.code_class = torch.as_tensor(code_class)
         self.holder_of = torch.as_tensor(holders)  # (codes, items)
 
     def _reachable(self, table: np.ndarray) -> list[int]:
@@ -196,7 +196,7 @@ class TsoQuestion(Task):
                                torch.full_like(item, ids["?"])], 1)  # fmt: skip
         tokens = torch.cat([stream, question], 1)
         codes = keyed_table_scan(self.table, tokens, torch.full((batch,), self.start_code), impl="chunked")
-        targets = self.code_class_t[codes]
+        targets = self.code_class[codes]
         targets[:, -1] = self.n_states + self.holder_of[codes[:, -1], item]
         return tokens, targets
 
