@@ -114,7 +114,8 @@ class GrazziTable3(Reproduction):
         try:
             cfg = preset.settings("small" if scale == "tiny" else scale, model)
         except SpecError as err:
-            raise SpecError(f"{self.name} --scale {scale}: the {preset_name} preset has no such scale ({err})") from None
+            why = f"{self.name} --scale {scale}: the {preset_name} preset has no such scale ({err})"
+            raise SpecError(why) from None
         cfg.update(task=fsa_task, model=model, eig=arm, preset=preset_name, scale=scale)
         if task == "modarith_brackets" and cfg.get("labels") == "dense":
             cfg["labels"] = "answer"  # the bracket task judges only the value at '=' (it offers no dense labels)
@@ -195,8 +196,8 @@ class GrazziTable3(Reproduction):
                     f"{s.get('steps')} steps of {s.get('batch')} words, labels {s.get('labels') or 'answer'}, "
                     f"short convolutions {'on' if s.get('short_conv', True) else 'off'}, DeltaNet form "
                     f"{s.get('delta_form') or 'fla'} (the authors: 100k steps of 1024 words, width 128, answer-only "
-                    "labels, short convolutions, fla's layer). " + ("The bracket task judges the answer only." if
-                                                                    preset_name == "grazzi-modarith" else "")
+                    "labels, short convolutions, fla's layer). "
+                    + ("The bracket task judges the answer only." if preset_name == "grazzi-modarith" else "")
                 )
         if scale == "tiny":
             notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
@@ -276,9 +277,7 @@ class GrazziTable3(Reproduction):
                     if paper:
                         ax.plot(x, paper["value"], marker="_", color="black", ms=14, mew=2)
                         ax.plot(x, paper["median_value"], marker="_", color="grey", ms=10, mew=2)
-            ax.set_xticks(
-                range(len(series)), [f"{MODEL_NAMES[m]}\n{ARM_NAMES[a]}" for m, a in series], fontsize=7
-            )
+            ax.set_xticks(range(len(series)), [f"{MODEL_NAMES[m]}\n{ARM_NAMES[a]}" for m, a in series], fontsize=7)
             ax.set_ylim(-0.15, 1.05)
             ax.axhline(0, color="lightgrey", lw=0.8)
             ax.set_title(task, fontsize=9)
