@@ -2,7 +2,8 @@
 Table 3 (best of 3 seeds) and App. E.1 Table 5 (median ± MAD): the scaled accuracy on lengths 40..256 of Mamba and
 DeltaNet with the eigenvalue range [0, 1] and [−1, 1] on parity and modular arithmetic without and with brackets.
 
-The arm of a job is the eigenvalue range, written as ``--eig`` takes it: ``0,1`` or ``-1,1``. Every job's settings
+The arm of a job is the eigenvalue range: ``0..1`` or ``-1..1`` (``--arm -1..1``; the run's ``--eig 0,1`` or
+``-1,1``). Every job's settings
 come from the presets (``grazzi-parity``; ``grazzi-modarith`` for both arithmetic tasks) at the requested scale, so
 the presets stay the one source of settings; a scale a preset has no settings for is refused. The learning-rate
 protocol is the paper's (App. E.1.1; fsa2rnn.nn.train.lr_grid): every rate of the grid × every seed, the rate with
@@ -34,9 +35,11 @@ TASKS = {
     "modarith_brackets": ("grazzi:modarith_brackets", "grazzi-modarith"),
 }
 MODELS = ("deltanet", "mamba")
-ARMS = ("0,1", "-1,1")
+#: the arms: the eigenvalue range, written as a range (``--arm -1..1``), and the ``--eig`` value it sets
+ARMS = ("0..1", "-1..1")
+EIG = {"0..1": "0,1", "-1..1": "-1,1"}
 MODEL_NAMES = {"deltanet": "DeltaNet", "mamba": "Mamba"}
-ARM_NAMES = {"0,1": "[0, 1]", "-1,1": "[−1, 1]"}
+ARM_NAMES = {"0..1": "[0, 1]", "-1..1": "[−1, 1]"}
 
 
 def _paper(best: str, median: str, mad: str) -> dict[str, Any]:
@@ -45,18 +48,18 @@ def _paper(best: str, median: str, mad: str) -> dict[str, Any]:
 
 #: Table 3 (best of 3) and Table 5's left table (median ± median absolute deviation), read from the paper
 PAPER = {
-    ("parity", "mamba", "0,1"): _paper("0.000", "0.000", "0.000"),
-    ("parity", "mamba", "-1,1"): _paper("1.000", "1.000", "0.000"),
-    ("parity", "deltanet", "0,1"): _paper("0.017", "0.010", "0.005"),
-    ("parity", "deltanet", "-1,1"): _paper("1.000", "0.999", "0.006"),
-    ("modarith", "mamba", "0,1"): _paper("0.095", "0.066", "0.029"),
-    ("modarith", "mamba", "-1,1"): _paper("0.241", "0.214", "0.027"),
-    ("modarith", "deltanet", "0,1"): _paper("0.314", "0.214", "0.056"),
-    ("modarith", "deltanet", "-1,1"): _paper("0.971", "0.826", "0.146"),
-    ("modarith_brackets", "mamba", "0,1"): _paper("0.123", "0.116", "0.007"),
-    ("modarith_brackets", "mamba", "-1,1"): _paper("0.116", "0.098", "0.009"),
-    ("modarith_brackets", "deltanet", "0,1"): _paper("0.194", "0.162", "0.018"),
-    ("modarith_brackets", "deltanet", "-1,1"): _paper("0.260", "0.227", "0.011"),
+    ("parity", "mamba", "0..1"): _paper("0.000", "0.000", "0.000"),
+    ("parity", "mamba", "-1..1"): _paper("1.000", "1.000", "0.000"),
+    ("parity", "deltanet", "0..1"): _paper("0.017", "0.010", "0.005"),
+    ("parity", "deltanet", "-1..1"): _paper("1.000", "0.999", "0.006"),
+    ("modarith", "mamba", "0..1"): _paper("0.095", "0.066", "0.029"),
+    ("modarith", "mamba", "-1..1"): _paper("0.241", "0.214", "0.027"),
+    ("modarith", "deltanet", "0..1"): _paper("0.314", "0.214", "0.056"),
+    ("modarith", "deltanet", "-1..1"): _paper("0.971", "0.826", "0.146"),
+    ("modarith_brackets", "mamba", "0..1"): _paper("0.123", "0.116", "0.007"),
+    ("modarith_brackets", "mamba", "-1..1"): _paper("0.116", "0.098", "0.009"),
+    ("modarith_brackets", "deltanet", "0..1"): _paper("0.194", "0.162", "0.018"),
+    ("modarith_brackets", "deltanet", "-1..1"): _paper("0.260", "0.227", "0.011"),
 }
 
 #: the learning rates run per scale (None: the preset's one rate). Small scale: one rate, the grid's ×4 runs not
@@ -116,7 +119,7 @@ class GrazziTable3(Reproduction):
         except SpecError as err:
             why = f"{self.name} --scale {scale}: the {preset_name} preset has no such scale ({err})"
             raise SpecError(why) from None
-        cfg.update(task=fsa_task, model=model, eig=arm, preset=preset_name, scale=scale)
+        cfg.update(task=fsa_task, model=model, eig=EIG[arm], preset=preset_name, scale=scale)
         if task == "modarith_brackets" and cfg.get("labels") == "dense":
             cfg["labels"] = "answer"  # the bracket task judges only the value at '=' (it offers no dense labels)
         if scale == "tiny":
