@@ -20,7 +20,11 @@ from .options import quiet_option
 )
 @click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
 @click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba.")
-@click.option("--arm", help="anchored or free (default: both; baselines have only the free arm).")
+@click.option(
+    "--arm",
+    help="One arm (default: all): anchored or free (brandoit-table1; baselines have only the free arm); the "
+    "eigenvalue range 0..1 or -1..1 (grazzi-table3, grazzi-s5).",
+)
 @click.option("--seeds", help="Seeds, e.g. 42..46 or 42,43 (default: the paper's).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="The directory DIR.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object.")
@@ -35,7 +39,7 @@ def reproduce_command(
     out: str,
     as_json: bool,
 ) -> None:
-    """Regenerate the table NAME (brandoit-table1, …): every (task, model, arm, seed) as a training run under
+    """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, …): every (task, model, arm, seed) as a training run under
     DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
     values beside) and DIR/plot.png. See docs/reproductions.md."""
     from fsa2rnn.nn.train.reproduce import get_reproduction
