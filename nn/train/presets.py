@@ -108,9 +108,9 @@ PRESETS: dict[str, Preset] = {
             heads=1,
             head_dim=16,
             mlp_ratio=0.0,
-            short_conv=False,
+            short_conv=True,
             labels="dense",
-            delta_form="plain",
+            delta_form="fla",
             batch=32,
             steps=1500,
             lr=1e-2,
@@ -125,14 +125,12 @@ PRESETS: dict[str, Preset] = {
             "Full scale: 2 blocks, width 128, 4 heads of 32, short convolutions, AdamW (weight decay 0.1), "
             "batch 1024, 100k steps, cosine to 1e-6 after 10% warmup, no clipping; the paper picks lr from "
             "{1e-2, 1e-3, 5e-4, 1e-4} by the median of 3 seeds (fsa2rnn's default: 1e-3). Test: 40..256. "
-            "Small scale: 1 block of width 32 without MLP and without the short convolutions, no weight decay (it "
-            "holds β below 2, which length generalization needs), lr 1e-2, 1500 steps of 32 words. With the "
-            "convolutions each key depends on the last 4 symbols, and in 1500-2500 steps DeltaNet [-1, 1] learns a "
-            "context-dependent solution that fits 3..40 but drifts (measured: token accuracy 0.986 at 256). "
-            "Labels: the paper judges only the last position (answer-only, the task's default, used at full "
-            "scale); the small scale judges every position (--labels dense), its measured budget being too small "
-            "for one label per word, and keeps the bare DeltaNet (--delta-form plain) its figures were measured "
-            "with; full scale uses fla's layer (output norm, init, no beta bias)."
+            "Small scale: 1 block of width 32 without MLP, the authors' layer (fla's DeltaNet form, short "
+            "convolutions), no weight decay (it holds β below 2, which length generalization needs), lr 1e-2, "
+            "1500 steps of 32 words. Labels: the paper judges only the last position (answer-only, the task's "
+            "default, used at full scale); the small scale judges every position (--labels dense): measured "
+            "(seed 42), answer-only labels with the short convolutions stay at chance in 1500 steps (final loss "
+            "0.66 DeltaNet, 0.69 Mamba), while answer-only labels without them learn (scaled accuracy 1.0)."
         ),
     ),
     "grazzi-modarith": Preset(
