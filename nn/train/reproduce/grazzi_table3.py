@@ -199,8 +199,8 @@ class GrazziTable3(Reproduction):
                     f"{s.get('steps')} steps of {s.get('batch')} words, labels {s.get('labels') or 'answer'}, "
                     f"short convolutions {'on' if s.get('short_conv', True) else 'off'}, DeltaNet form "
                     f"{s.get('delta_form') or 'fla'} (the authors: 100k steps of 1024 words, width 128, answer-only "
-                    "labels, short convolutions, fla's layer). "
-                    + ("The bracket task judges the answer only." if preset_name == "grazzi-modarith" else "")
+                    "labels, short convolutions, fla's layer)."
+                    + (" The bracket task judges the answer only." if preset_name == "grazzi-modarith" else "")
                 )
         if scale == "tiny":
             notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
@@ -229,8 +229,9 @@ class GrazziTable3(Reproduction):
             )
         lines += [
             "",
-            "Every run (scaled accuracy on 40..256 per seed; sequence accuracy at the largest evaluation length; "
-            "* the chosen rate):",
+            "Every run: per seed the scaled accuracy on 40..256 and, in brackets, the sequence accuracy at the "
+            "largest evaluation length over the judged positions (answer-only labels: the accuracy of the answers); "
+            "* the chosen rate.",
             "",
             "| task | model | eigenvalues | lr | seed: scaled accuracy (sequence accuracy) | median |",
             "|---|---|---|---|---|---|",
