@@ -172,7 +172,7 @@ class GrazziS5(Reproduction):
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
-        fig, axes = plt.subplots(1, len(tasks), figsize=(3.4 * len(tasks) + 0.5, 3.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(tasks), figsize=(max(6.0, 3.4 * len(tasks) + 0.5), 3.4), squeeze=False)
         for ax, task in zip(axes[0], tasks):
             for c in table["cells"]:
                 if c["task"] != task:

@@ -263,7 +263,7 @@ class GrazziTable3(Reproduction):
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = [(m, a) for m in MODELS for a in ARMS if any((c["model"], c["arm"]) == (m, a) for c in table["cells"])]
-        fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks) + 0.5, 3.6), squeeze=False)
+        fig, axes = plt.subplots(1, len(tasks), figsize=(max(6.0, 3.6 * len(tasks) + 0.5), 3.8), squeeze=False)
         for ax, task in zip(axes[0], tasks):
             for x, key in enumerate(series):
                 color = f"C{x}"
