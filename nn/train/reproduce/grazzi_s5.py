@@ -194,7 +194,11 @@ class GrazziS5(Reproduction):
             ax.set_xlabel("sequence length", fontsize=8)
             ax.set_title(task, fontsize=9)
         axes[0][0].set_ylabel("sequence accuracy")
-        axes[0][-1].legend(fontsize=6, loc="best")
+        seen = {}
+        for ax in axes[0]:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                seen.setdefault(label, handle)
+        axes[0][-1].legend(list(seen.values()), list(seen), fontsize=6, loc="best")
         fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
         fig.tight_layout()
         atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
