@@ -39,9 +39,9 @@ def reproduce_command(
     out: str,
     as_json: bool,
 ) -> None:
-    """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, …): every (task, model, arm, seed) as a training run under
-    DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
-    values beside) and DIR/plot.png. See docs/reproductions.md."""
+    """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, …): every (task, model, arm, seed) as
+    a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json
+    (every seed, the paper's values beside) and DIR/plot.png. See docs/reproductions.md."""
     from fsa2rnn.nn.train.reproduce import get_reproduction
     from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
 
