@@ -4,11 +4,11 @@ that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their
-keyword arguments. Every layer carries a state, so :meth:`SequenceModel.forward` can read a long word in chunks
-(``state=…, return_state=True``) and :meth:`SequenceModel.predictor` plugs a model into
-:func:`fsa2rnn.nn.evaluate.failing_length`. :meth:`SequenceModel.from_compiled` loads compiled weights
-(nn/from_compiled.py).
+``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``dlr-prod``, ``dss-exp``, ``nfsm``, ``lstm``, ``transformer``,
+``attention``) with ``layer_args`` as their keyword arguments. Every layer carries a state, so
+:meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
+:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
+:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
 """
 
 from __future__ import annotations

@@ -23,9 +23,12 @@ ARGS = {
     "aussm": dict(state_size=3),
     "pdssm": dict(state_size=5),
     "dlr": dict(state_size=4),
+    "dlr-prod": dict(state_size=3),
+    "dss-exp": dict(state_size=4),
     "nfsm": dict(heads=[3, 4]),
     "lstm": {},
     "transformer": dict(heads=2),
+    "attention": dict(heads=2),
 }
 
 

@@ -18,9 +18,9 @@ SCALES = ("paper", "small")
 ARCH_FLAGS = {
     "eig": ("deltanet", "deltaproduct", "mamba"),
     "n_h": ("deltaproduct",),
-    "heads": ("deltanet", "deltaproduct", "transformer"),
+    "heads": ("deltanet", "deltaproduct", "transformer", "attention"),
     "head_dim": ("deltanet", "deltaproduct"),
-    "state_size": ("mamba", "mamba-minus", "aussm", "pdssm", "dlr"),
+    "state_size": ("mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp"),
     "nfsm_heads": ("nfsm",),
     "gumbel": ("nfsm",),
     "nfsm_identity": ("nfsm",),
