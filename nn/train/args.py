@@ -31,13 +31,16 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),
     (("--d-model",), dict(type=int, help="Model width (default 64).")),
-    (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32), transformer and attention (4).")),
+    (
+        ("--heads",),
+        dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32), transformer and attention (4)."),
+    ),
     (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
     (
         ("--state-size",),
         dict(
             type=int,
-            help="State per channel: mamba, mamba-minus, aussm (16) and dlr, dlr-prod, dss-exp (64); pdssm N (d_model).",
+            help="State per channel: mamba, mamba-minus, aussm (16), dlr, dlr-prod, dss-exp (64); pdssm N (d_model).",
         ),
     ),
     (

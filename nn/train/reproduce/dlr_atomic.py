@@ -106,14 +106,15 @@ class DLRAtomic(Reproduction):
         return {"aggregate": f"{med:.3f}", "median_r2": med, "length": results[0]["length"]}
 
     def notes(self, scale: str) -> list[str]:
-        small = get_preset("dlr").settings("paper" if scale == "paper" else "small", "dlr")
+        c, long = self.config(scale, "shift", "dlr"), self.config(scale, LONG_SHIFT, "dlr")
         notes = [
-            f"Scale {scale}: the dlr preset — width {small['d_model']}, state size {small.get('state_size', 64)}, "
-            f"length {small['train_length']}, batch {small['batch']}, {small['steps']} steps, lr {small['lr']}; "
-            f"long Shift at length {LONG[scale]['train_length']}, batch {LONG[scale]['batch']}. The paper trains at "
-            "lengths 512 and 4096 (Table 1) and up to 2^20 (Table 2); its steps and batch are not in our copy.",
-            "R² is pooled over the evaluation draw at the training length (512 inputs at small scale); the paper "
-            "averages each evaluation step's R² over a fixed number of steps.",
+            f"Scale {scale} (the dlr preset): width {c['d_model']}, state size {c.get('state_size', 64)}, length "
+            f"{c['train_length'].split('..')[0]}, batch {c['batch']}, {c['steps']} steps, AdamW lr {c['lr']} "
+            f"(warmup {c['warmup']}, cosine); long Shift at length {long['train_length'].split('..')[0]}, batch "
+            f"{long['batch']}. The paper trains at lengths 512 and 4096 (Table 1) and up to 2^20 (Table 2); its "
+            "steps and batch are not in our copy.",
+            f"R² is pooled over one evaluation draw of {c.get('samples', 512)} inputs at the training length; the "
+            "paper averages each evaluation step's R² over a fixed number of steps.",
             "The cell is the median over the seeds; every seed is listed.",
             "Not run: the paper's easier variants (Select and Solve with fixed positions / a fixed matrix), the "
             "deeper DLR stack and the attention block with feed-forward layers (§A.5).",
