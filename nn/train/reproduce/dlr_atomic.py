@@ -69,14 +69,15 @@ class DLRAtomic(Reproduction):
     scales = ("tiny", "small", "paper")
 
     def jobs(self, scale: str, tasks: list[str], models: list[str], arms: list[str], seeds: list[int]) -> list[Job]:
-        out = []
-        for task in tasks:
-            for model in models:
-                if model not in (LONG_MODELS if task == LONG_SHIFT else ATOMIC_MODELS):
-                    continue
-                cfg = self.config(scale, task, model)
-                out += [Job(task, model, arm, s, cfg) for arm in arms for s in seeds]
-        return out
+        """Seed by seed over the whole table, so that an interrupted regeneration leaves whole tables of fewer
+        seeds."""
+        cells = [
+            (task, model, self.config(scale, task, model))
+            for task in tasks
+            for model in models
+            if model in (LONG_MODELS if task == LONG_SHIFT else ATOMIC_MODELS)
+        ]
+        return [Job(task, model, arm, s, cfg) for s in seeds for task, model, cfg in cells for arm in arms]
 
     def config(self, scale: str, task: str, model: str) -> dict[str, Any]:
         """The run's TrainConfig fields: the ``dlr`` preset at ``scale`` (tiny: the small preset shortened)."""
