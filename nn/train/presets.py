@@ -285,7 +285,7 @@ PRESETS: dict[str, Preset] = {
         notes=(
             "One unidirectional DLR layer, no feed-forward layer, MSE loss, a fresh batch every step, R² score "
             "(§3.3). The paper's step count and batch are not in fsa2rnn's copy (fsa2rnn's choices here). Small "
-            "scale: 250 steps, so that `fsa2rnn reproduce dlr-atomic` (90 runs) fits about an hour of a shared "
+            "scale: 250 steps, so that `fsa2rnn reproduce dlr-atomic` (150 runs) fits well under an hour of a shared "
             "2-core CPU."
         ),
     ),

@@ -65,7 +65,7 @@ class DLRAtomic(Reproduction):
     source = "Gupta et al., diagonal linear RNNs, §3.3 (Tables 1 and 2: atomic tasks, long Shift)"
     tasks = (*DLR_TASKS, LONG_SHIFT)
     models = ("dlr", "dss-exp", "attention", "dlr-prod")
-    seeds = (42, 43, 44)
+    seeds = (42, 43, 44, 45, 46)
     scales = ("tiny", "small", "paper")
 
     def jobs(self, scale: str, tasks: list[str], models: list[str], arms: list[str], seeds: list[int]) -> list[Job]:
