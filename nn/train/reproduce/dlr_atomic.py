@@ -39,23 +39,19 @@ LONG = {
 #: the tiny scale (the test suite's check of the pipeline): the small preset shortened
 _TINY = dict(train_length="16..16", batch=4, steps=4, val_every=2, val_samples=8, samples=8, d_model=8, state_size=4)
 
-_CONTEXT = (
-    "context-dependent: every convnet layer (DLR, DSS_exp) struggles and even a deeper DLR fails; Attention is not "
-    "subsumed by SSMs"
-)
+_CONTEXT = "not solved by DLR or DSS_exp, nor by a deeper DLR (context-dependent); SSMs do not subsume attention"
 #: the paper's findings per task, in words (§3.1, §3.3; fsa2rnn's copy has no table values)
 FINDINGS = {
-    "shift": "solved: DLR and DSS_exp get high R² (Shift needs only C = 8 one-hot kernels); DLR ≥ DSS_exp",
-    "cumsum": "a fixed convolution (the all-1's kernel, §3.1): within a DLR's reach; no figure in our copy",
-    "cummax": "not a convolution with a fixed kernel (§3.1); no figure in our copy",
-    "reverse": "a fixed, context-independent map; no figure in our copy",
+    "shift": "solved: high R² for DLR and DSS_exp (C = 8 one-hot kernels suffice); DLR ≥ DSS_exp",
+    "cumsum": "no statement; a fixed convolution (the all-1's kernel), within a DLR's reach",
+    "cummax": "no statement; not a convolution with a fixed kernel",
+    "reverse": "no statement; a fixed, context-independent map",
     "sort": _CONTEXT,
     "select": _CONTEXT,
     "mips": _CONTEXT,
-    "context_shift": _CONTEXT + " (the shift must be inferred from the input)",
+    "context_shift": _CONTEXT,
     "solve": _CONTEXT,
-    LONG_SHIFT: "a single DLR excellent up to 16K and degrading beyond; DSS_exp high up to 16K; DLR-prod nearly "
-    "perfect up to 1M (Table 2)",
+    LONG_SHIFT: "DLR excellent to 16K, degrading beyond; DSS_exp high to 16K; DLR-prod nearly perfect to 1M",
 }
 
 
