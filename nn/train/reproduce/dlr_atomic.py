@@ -179,7 +179,8 @@ class DLRAtomic(Reproduction):
         ax.axhline(1.0, color="black", lw=0.5, ls=":")
         ax.axhline(0.0, color="black", lw=0.5)
         ax.set_xticks(range(len(tasks)), tasks, rotation=30, fontsize=8)
-        ax.set_ylim(floor - 0.05, 1.05)
+        scores = [r["r2"] for c in table["cells"] for r in c["seeds"] if r.get("status") == "done"]
+        ax.set_ylim(max(floor, min([0.0, *scores])) - 0.05, 1.05)
         ax.set_ylabel("R² (seeds: dots; median: bar)")
         ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
         ax.legend(fontsize=7, loc="lower left")
