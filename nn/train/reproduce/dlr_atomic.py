@@ -113,6 +113,8 @@ class DLRAtomic(Reproduction):
             f"R² is pooled over one evaluation draw of {c.get('samples', 512)} inputs at the training length; the "
             "paper averages each evaluation step's R² over a fixed number of steps.",
             "The cell is the median over the seeds; every seed is listed.",
+            "The network around the one layer is fsa2rnn's SequenceModel: a linear input projection, the pre-norm "
+            "residual block (RMSNorm), a final norm and a linear readout per position.",
             "Not run: the paper's easier variants (Select and Solve with fixed positions / a fixed matrix), the "
             "deeper DLR stack and the attention block with feed-forward layers (§A.5).",
             "DSS_exp is the DLR layer with the DSS paper's exp parametrization and initialization (HiPPO-skew "
