@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "brandoit-table1": "brandoit_table1:BrandoitTable1",
     "grazzi-table3": "grazzi_table3:GrazziTable3",
     "grazzi-s5": "grazzi_s5:GrazziS5",
+    "dlr-atomic": "dlr_atomic:DLRAtomic",
 }
 
 
