@@ -195,7 +195,11 @@ class BrandoitTable1(Reproduction):
     def result(self, job: Job, summary: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
         threshold = job.config["threshold"]
         trace = evaluation.get("l_max_trace") or {}
-        learned = trace.get("64", 0.0) >= threshold
+        # learned: the bar reached at 64 on the training draw (the authors' sweep); a run evaluated before eval.json
+        # recorded it is judged on the evaluation draw, the same distribution except for FF
+        drawn = evaluation.get("train_draw")
+        at_64 = drawn["sequence_accuracy"] if drawn else trace.get("64", 0.0)
+        learned = at_64 >= threshold
         cap = evaluation.get("l_max_cap", job.config["cap"])
         l_max, capped = evaluation.get("l_max"), bool(evaluation.get("l_max_capped"))
         exact = (evaluation.get("exact") or {}).get("exact")
@@ -208,6 +212,8 @@ class BrandoitTable1(Reproduction):
             "l_max_text": text,
             "l_max_value": (cap if capped else l_max) if learned else None,
             "accuracy_at_64": trace.get("64"),
+            "train_draw_accuracy_at_64": drawn["sequence_accuracy"] if drawn else None,
+            "learned_on": "training draw" if drawn else "evaluation draw",
             "exact": exact,
             "margin": (evaluation.get("exact") or {}).get("margin"),
             "steps": summary.get("steps"),
