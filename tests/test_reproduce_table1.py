@@ -71,18 +71,3 @@ def test_table_only_reads_the_finished_runs_and_trains_nothing(tmp_path, monkeyp
     assert [s["status"] for s in ff["seeds"]] == ["done", "not run"] and "--table-only" in ff["seeds"][1]["reason"]
     assert z2["aggregate"] == "not run" and (out / "table.md").is_file() and (out / "plot.png").is_file()
     assert sorted(p.name for p in (out / "runs").iterdir()) == sorted([job.name, unfinished.name])
-
-
-def test_a_task_at_another_width_runs_under_its_own_name():
-    """Small-scale M11 runs at width 48 (the heads' 44 indices pinned): its runs are named M11-w48__…, so a run of
-    the scale's width 32 is never read back in place of one."""
-    rep = get_reproduction("brandoit-table1")
-    m11, s3 = rep.jobs("small", ["M11", "S3"], ["nfsm"], ["anchored"], [43])
-    assert (m11.name, m11.config["d_model"], m11.cell) == (
-        "M11-w48__nfsm__anchored__43",
-        48,
-        ("M11", "nfsm", "anchored"),
-    )
-    assert (s3.name, s3.config["d_model"]) == ("S3__nfsm__anchored__43", 32)
-    (tiny,) = rep.jobs("tiny", ["M11"], ["nfsm"], ["anchored"], [43])
-    assert tiny.name == "M11__nfsm__anchored__43"

@@ -22,22 +22,18 @@ SCALES = ("tiny", "small", "medium", "paper")
 
 @dataclass(frozen=True)
 class Job:
-    """One (task, model, arm, seed) of a table: an ordinary training run with the TrainConfig fields ``config``.
-    ``variant``: a setting that departs from the table's usual one at this scale (e.g. ``w48``, another width),
-    part of the run directory's name so that runs of another setting are never read back in its place."""
+    """One (task, model, arm, seed) of a table: an ordinary training run with the TrainConfig fields ``config``."""
 
     task: str
     model: str
     arm: str
     seed: int
     config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    variant: str = ""
 
     @property
     def name(self) -> str:
-        """The run directory's name under DIR/runs/: TASK[-VARIANT]__MODEL__ARM__SEED."""
-        task = f"{self.task}-{self.variant}" if self.variant else self.task
-        return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{task}__{self.model}__{self.arm}__{self.seed}")
+        """The run directory's name under DIR/runs/."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{self.task}__{self.model}__{self.arm}__{self.seed}")
 
     @property
     def cell(self) -> tuple[str, str, str]:

@@ -103,9 +103,6 @@ _COMMON = {
 #: step budgets above the scale's for some tasks (small scale: Z16's regular head of 16 indices was still learning at
 #: 600 steps in every seed, sequence accuracy 0.02–0.59 on its validation words)
 _STEPS = {"small": {"Z16": 2000}}
-#: NFSM widths above the scale's for some tasks, and the run-name variant that marks them (small scale: M11's four
-#: heads of 11 points need 44 channels to pin the readout; at width 32 seed 42 reached token accuracy 0.31 at 64)
-_WIDTH = {"small": {"M11": (48, "w48")}}
 _NFSM = {
     "tiny": dict(d_model=16),
     "small": dict(d_model=32),
@@ -139,9 +136,7 @@ class BrandoitTable1(Reproduction):
                     if not model.startswith("nfsm") and arm != "free":
                         continue  # only the NFSM has an anchored arm
                     cfg = self.config(scale, task, model, arm)
-                    wide = _WIDTH.get(scale, {}).get(task) if model.startswith("nfsm") else None
-                    variant = wide[1] if wide else ""
-                    out += [Job(task, model, arm, s, cfg, variant) for s in seeds]
+                    out += [Job(task, model, arm, s, cfg) for s in seeds]
         return out
 
     def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
@@ -175,8 +170,6 @@ class BrandoitTable1(Reproduction):
                 threshold=1.0,
                 **_NFSM[scale],
             )
-            if task in _WIDTH.get(scale, {}):
-                cfg["d_model"] = _WIDTH[scale][task][0]
         else:
             # the Mamba⁻ column is the authors' block (layer mamba-minus: no convolution, a ↦ 2a − 1)
             layer = "mamba-minus" if model == "mamba" else model
@@ -251,7 +244,6 @@ class BrandoitTable1(Reproduction):
             f"width {_BASELINE[scale]['d_model']}; batch {c['batch']}, at most {c['steps']} steps, early stop after "
             f"{c['early_stop']} exact validations every {c['val_every']} steps"
             + "".join(f" ({t}: at most {n} steps)" for t, n in _STEPS.get(scale, {}).items())
-            + "".join(f" ({t}: NFSM width {w}, runs named {t}-{v}__…)" for t, (w, v) in _WIDTH.get(scale, {}).items())
             + f"; L_max on {c['samples']} fresh words "
             f"per length up to {c['cap']} (the authors: width 128 NFSM / 4 × 256 baselines, batch 256, 100k steps, "
             "40 validations every 50 steps, 512 words, 2^20).",
