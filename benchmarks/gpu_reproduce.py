@@ -58,7 +58,7 @@ def grazzi_config(cell: tuple[str, str, str], seed: int, steps: int | None, devi
     from fsa2rnn.nn.train.run import preset_config
 
     task, model, eig = cell
-    flags: dict[str, Any] = dict(model=model, eig=eig, seed=seed, device=device, progress=False)
+    flags: dict[str, Any] = dict(model=model, eig=eig, seed=seed, device=device, quiet=True)
     if steps is not None:
         flags["steps"] = steps
     return preset_config(f"grazzi-{task}", "paper", **flags)
