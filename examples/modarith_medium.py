@@ -5,7 +5,8 @@ Trains DeltaNet with eigenvalues in [−1, 1] and in [0, 1] on grazzi:modarith (
 each, and reports the paper's test — the scaled accuracy of the answers on lengths 40..256 — every seed and each
 range's median, and whether [−1, 1] beats [0, 1] by ≥ 0.2 in the median (the contrast of Table 3, where the paper
 has 0.971 against 0.314, best of 3). It plots the learning curves of every run (training loss, and the scaled
-token accuracy of validation words at the training length 40, against the step) in OUT/modarith_budget.png.
+token accuracy of validation words at the training length 40, against the step) and the scaled token accuracy at
+lengths 40..256 after training in OUT/modarith_budget.png.
 Runs resume: rerunning continues an interrupted run from its last checkpoint (or only re-evaluates a finished one).
 
     python examples/modarith_medium.py                 # 6 runs, about an hour of one CPU core
@@ -104,7 +105,7 @@ def plot(runs: dict[tuple[str, int], Path], scores: dict[tuple[str, int], float]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax_loss, ax_acc, ax_len) = plt.subplots(1, 3, figsize=(15, 4))
     colors = {"-1,1": "tab:blue", "0,1": "tab:orange"}
     for (eig, seed), run in sorted(runs.items()):
         recs = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
@@ -114,11 +115,17 @@ def plot(runs: dict[tuple[str, int], Path], scores: dict[tuple[str, int], float]
         val = [r for r in recs if "val_token_accuracy" in r]
         ax_acc.plot([r["step"] for r in val], [(r["val_token_accuracy"] - CHANCE) / (1 - CHANCE) for r in val],
                     marker="o", label=label, **style)  # fmt: skip
+        ev = json.loads((run / "eval.json").read_text())
+        ax_len.plot(ev["lengths"], ev["scaled_accuracy"], marker="o", label=label, **style)
     ax_loss.axhline(1.6094, color="gray", linewidth=0.8, linestyle=":")
     ax_loss.set(xlabel="step", ylabel="training loss (chance: ln 5)", title="training loss")
     ax_acc.set(xlabel="step", ylabel="scaled token accuracy", ylim=(-0.05, 1.0),
                title="validation words of length 40 (every position)")  # fmt: skip
-    ax_acc.legend(fontsize=7)
+    ax_len.set(xlabel="length", ylabel="scaled token accuracy", ylim=(-0.05, 1.0), xscale="log",
+               title="after training, against the length")  # fmt: skip
+    ax_len.minorticks_off()
+    ax_len.set_xticks([40, 64, 128, 256], ["40", "64", "128", "256"])
+    ax_len.legend(fontsize=7)
     fig.suptitle("DeltaNet on mod-arith without brackets, grazzi-modarith --scale medium")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
