@@ -13,29 +13,27 @@ of eating the machine) and a hang timeout; the peak RSS is the child's own (``os
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import refusals
+from refusals import HANG_TIMEOUT, report, run_cli
 
 TARGET_SECONDS = 5.0
 TARGET_MIB = 500
 #: the child's address space at most (torch is never imported before a refusal; numpy and click need far less)
 ADDRESS_SPACE = 2 << 30
-#: a refusal that has not come after this long is a hang (generous: the machine may be busy)
-HANG_TIMEOUT = 120
 BIG = "1000000000000"
 
 
 @dataclass(frozen=True)
-class Case:
-    name: str
-    args: tuple[str, ...]  #: CLI arguments; "{dir}" is the folder of write_fixtures
-    expect: str  #: a phrase the one-line error must contain
-    absent: tuple[str, ...] = ("out",)  #: paths under "{dir}" that must not exist afterwards
+class Case(refusals.Case):
+    absent: tuple[str, ...] = ("out",)  #: a refused train must leave no run behind
+
+
+_ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 def _train(*flags: str) -> tuple[str, ...]:
@@ -128,53 +126,15 @@ def write_fixtures(folder: Path) -> None:
         (folder / run / "model.safetensors").write_bytes(b"")
 
 
-#: Runs the CLI in a grandchild under RLIMIT_AS and reports its ru_maxrss (a child spawned straight from a big
-#: process would report that process's peak: Linux keeps the high-water mark across fork+exec).
-_LAUNCHER = """
-import os, resource, sys
-out, limit = sys.argv[1], int(sys.argv[2])
-pid = os.fork()
-if pid == 0:
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    os.execv(sys.executable, [sys.executable, "-c", "from fsa2rnn.cli.main import main; main()", *sys.argv[3:]])
-_, status, usage = os.wait4(pid, 0)
-with open(out, "w") as f:
-    f.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def run_limited(args: list[str], timeout: float = HANG_TIMEOUT) -> tuple[int, str, float, float]:
     """``fsa2rnn ARGS`` in a fresh process under :data:`ADDRESS_SPACE`: (exit code, stderr, seconds, peak MiB)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    with tempfile.TemporaryFile("w+") as err, tempfile.TemporaryDirectory() as d:
-        rss_file = Path(d) / "maxrss"
-        cmd = [sys.executable, "-c", _LAUNCHER, str(rss_file), str(ADDRESS_SPACE), *args]
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-            raise TimeoutError(f"fsa2rnn {' '.join(args)[:80]} did not finish in {timeout} s") from None
-        seconds = time.perf_counter() - start
-        err.seek(0)
-        return rc, err.read(), seconds, int(rss_file.read_text()) / 1024
+    return run_cli(args, address_space=ADDRESS_SPACE, timeout=timeout, env=_ONE_THREAD)
 
 
 def main() -> int:
-    ok = True
     with tempfile.TemporaryDirectory() as d:
         write_fixtures(Path(d))
-        print(f"{'input':<40} {'seconds':>8} {'target':>7} {'peak MiB':>9}  result")
-        for case in CASES:
-            rc, err, seconds, peak = run_limited([a.replace("{dir}", d) for a in case.args])
-            refused = rc == 2 and len(err.strip().splitlines()) == 1 and case.expect.replace("{dir}", d) in err
-            good = refused and seconds <= TARGET_SECONDS and peak < TARGET_MIB
-            ok &= good
-            verdict = "ok" if good else ("SLOW/BIG" if refused else f"NOT REFUSED (exit {rc}): {err.strip()[:100]}")
-            print(f"{case.name:<40} {seconds:8.2f} {TARGET_SECONDS:7.1f} {peak:9.0f}  {verdict}")
+        ok = report(CASES, Path(d), run_limited, target_seconds=TARGET_SECONDS, target_mib=TARGET_MIB)
     print(json.dumps({"cases": len(CASES), "all_ok": ok}))
     return 0 if ok else 1
 

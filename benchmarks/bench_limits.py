@@ -12,26 +12,14 @@ time includes start-up and the peak RSS is the child's own (``os.wait4``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from refusals import HANG_TIMEOUT, Case, report, run_cli
 
 TARGET_SECONDS = 2.0
-#: a refusal that has not come after this long is a hang (generous: the machine may be busy)
-HANG_TIMEOUT = 120
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    args: tuple[str, ...]  #: CLI arguments; "{dir}" is replaced by the folder holding the generated spec files
-    expect: str  #: a phrase the one-line error must contain
 
 
 def regex_power(k: int) -> str:
@@ -74,52 +62,15 @@ def write_specs(folder: Path) -> None:
         (folder / name).write_text(json.dumps(spec))
 
 
-#: Runs the CLI in a grandchild and reports its ru_maxrss. A child spawned straight from a big process (a test run)
-#: would report that process's peak, since Linux keeps the high-water mark across fork+exec; the small launcher's
-#: own fork starts the count afresh.
-_LAUNCHER = """
-import os, sys
-out = sys.argv[1]
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.executable, [sys.executable, "-c", "from fsa2rnn.cli.main import main; main()", *sys.argv[2:]])
-_, status, usage = os.wait4(pid, 0)
-with open(out, "w") as f:
-    f.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def run_measured(args: list[str], timeout: float = HANG_TIMEOUT) -> tuple[int, str, float, float]:
     """Run ``fsa2rnn ARGS`` in a fresh process: (exit code, stderr, seconds, peak RSS in MiB of that process)."""
-    with tempfile.TemporaryFile("w+") as err, tempfile.TemporaryDirectory() as d:
-        rss_file = Path(d) / "maxrss"
-        cmd = [sys.executable, "-c", _LAUNCHER, str(rss_file), *args]
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-            raise TimeoutError(f"fsa2rnn {' '.join(args)[:80]} did not finish in {timeout} s") from None
-        seconds = time.perf_counter() - start
-        err.seek(0)
-        return rc, err.read(), seconds, int(rss_file.read_text()) / 1024
+    return run_cli(args, timeout=timeout)
 
 
 def main() -> int:
-    ok = True
     with tempfile.TemporaryDirectory() as d:
         write_specs(Path(d))
-        print(f"{'input':<36} {'seconds':>8} {'target':>7} {'peak MiB':>9}  result")
-        for case in CASES:
-            rc, err, seconds, peak = run_measured([a.replace("{dir}", d) for a in case.args])
-            refused = rc == 2 and len(err.strip().splitlines()) == 1 and case.expect in err
-            good = refused and seconds <= TARGET_SECONDS
-            ok &= good
-            verdict = "ok" if good else ("SLOW" if refused else f"NOT REFUSED (exit {rc}): {err.strip()[:100]}")
-            print(f"{case.name:<36} {seconds:8.2f} {TARGET_SECONDS:7.1f} {peak:9.0f}  {verdict}")
+        ok = report(CASES, Path(d), run_measured, target_seconds=TARGET_SECONDS, width=36)
     return 0 if ok else 1
 
 

@@ -41,6 +41,16 @@ DEFAULT_CAP = 2**20
 DEFAULT_CHUNK = 2**14
 
 
+def _check_search(name: str, start: int, cap: int, n_words: int, threshold: float, chunk: int) -> None:
+    """The arguments both searches share, checked before any word is drawn."""
+    if start < 1 or cap < start:
+        raise ValueError(f"{name}: need 1 ≤ start ≤ cap, got start {start}, cap {cap}")
+    if n_words < 1 or chunk < 1:
+        raise ValueError(f"{name}: n_words and chunk must be ≥ 1, got {n_words} and {chunk}")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"{name}: threshold must lie in (0, 1], got {threshold}")
+
+
 def failing_length(
     predict: Predict,
     sample_words: SampleWords,
@@ -58,14 +68,7 @@ def failing_length(
     searched by doubling from ``start`` to ``cap`` (the last step is ``cap`` itself). ``capped`` is True when no
     length up to ``cap`` fails; L_max is then None. A failure below ``start`` is reported exactly too.
     """
-    if start < 1:
-        raise ValueError(f"failing_length: start must be ≥ 1, got {start}")
-    if cap < start:
-        raise ValueError(f"failing_length: cap {cap} is below the start length {start}")
-    if n_words < 1 or chunk < 1:
-        raise ValueError(f"failing_length: n_words and chunk must be ≥ 1, got {n_words} and {chunk}")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"failing_length: threshold must lie in (0, 1], got {threshold}")
+    _check_search("failing_length", start, cap, n_words, threshold, chunk)
     rng = np.random.default_rng(seed)
     # a word is right at length L iff first_error > L; at most `allowed` words may be wrong at a passing length
     allowed = int(np.floor(n_words * (1.0 - threshold) + 1e-9))
@@ -121,12 +124,7 @@ def failing_length_fresh(
     itself when it fails); (None, True) when ``cap`` passes. Accuracy over fresh words need not be monotone in L:
     the bisection assumes it, as the authors do.
     """
-    if start < 1 or cap < start:
-        raise ValueError(f"failing_length_fresh: need 1 ≤ start ≤ cap, got start {start}, cap {cap}")
-    if n_words < 1 or chunk < 1:
-        raise ValueError(f"failing_length_fresh: n_words and chunk must be ≥ 1, got {n_words} and {chunk}")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"failing_length_fresh: threshold must lie in (0, 1], got {threshold}")
+    _check_search("failing_length_fresh", start, cap, n_words, threshold, chunk)
     trace: dict[int, float] = {}
 
     def accuracy(length: int) -> float:

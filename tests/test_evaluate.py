@@ -119,7 +119,7 @@ def test_same_seed_same_lmax_and_stateless_wrapper_agrees():
     "kwargs, match",
     [
         (dict(start=0, cap=10), "start"),
-        (dict(start=20, cap=10), "below the start"),
+        (dict(start=20, cap=10), "need 1 ≤ start ≤ cap"),
         (dict(start=2, cap=10, threshold=0.0), "threshold"),
         (dict(start=2, cap=10, n_words=0), "n_words"),
     ],
