@@ -94,9 +94,9 @@ def verdict(scores: dict[tuple[str, int], float]) -> str:
     if len(med) < 2:
         return "contrast: needs both ranges"
     gap = med["-1,1"] - med["0,1"]
-    n = min(sum(x == e for x, _ in scores) for e in RANGES)
+    n = " and ".join(str(sum(x == e for x, _ in scores)) for e in RANGES)
     shown = "shown" if gap >= CONTRAST else "not shown"
-    return f"contrast [-1, 1] - [0, 1] in the median of {n} seed(s): {gap:+.3f} ({shown}; the criterion: ≥ {CONTRAST})"
+    return f"contrast [-1, 1] - [0, 1] in the medians of {n} seed(s): {gap:+.3f} ({shown}; the criterion: ≥ {CONTRAST})"
 
 
 def plot(runs: dict[tuple[str, int], Path], scores: dict[tuple[str, int], float], path: Path) -> None:
