@@ -11,11 +11,12 @@ which cells it covered, which it skipped and why, and the figures of those it ra
 
 Brandoit cells run cheapest first; one is started only while the budget has room for it (the estimate: the longest
 run so far). A Grazzi cell is first timed on ``--probe-steps`` steps (one probe per task and model, bf16 on the
-device); its projected time (the probe's seconds per step × its steps, evaluation not counted) decides whether it
-fits what is left of the budget; a cell that does not fit is reported with its projection. At the paper's 100,000
+device); its projected time (the probe's seconds per step, start-up included, × its steps; evaluation not counted)
+decides whether it fits what is left of the budget; a cell that does not fit is reported with its projection. At the paper's 100,000
 steps no Grazzi cell fits 8 minutes: ``--grazzi-steps N`` runs them cut to N steps (the schedule scaled to N, the
 table marks them). ``--dry-run`` prints the plan (every cell and its settings) and exits without a device.
-Without a CUDA device it prints "no GPU" and exits 0. Never run by the test suite (only its ``--dry-run``).
+Without a CUDA device it prints "no GPU" and exits 0 (``--device cpu`` runs it on the CPU, to check the script).
+Never run by the test suite (only its ``--dry-run``).
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--probe-steps", type=int, default=30, help="steps that time a Grazzi cell (default 30)")
     ap.add_argument("--out", default=None, help="the run directory (default: a temporary one)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no device needed)")
+    ap.add_argument("--device", default="cuda", help="cuda (default); cpu only to check the script itself")
     return ap
 
 
@@ -135,10 +137,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     import torch
 
-    if not torch.cuda.is_available():
-        print("no GPU")
-        return
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            print("no GPU")
+            return
+        print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         t0 = time.perf_counter()
@@ -163,7 +166,7 @@ def _brandoit(args: argparse.Namespace, out: Path, t0: float) -> tuple[list[str]
             skipped.append(f"brandoit {task} (budget)")
             continue
         (job,) = rep.jobs("paper", [task], ["nfsm"], ["anchored"], [args.seed])
-        job.config["device"] = "cuda"
+        job.config["device"] = args.device
         start = time.perf_counter()
         rec = run_job(rep, job, out / "brandoit")
         longest = max(longest, time.perf_counter() - start)
@@ -183,24 +186,25 @@ def _grazzi(args: argparse.Namespace, out: Path, t0: float) -> tuple[list[str], 
     covered, skipped, lines = [], [], []
     for cell in grazzi_cells(_csv(args.grazzi), _csv(args.grazzi_models)):
         name = _cell_name(cell)
-        cfg = grazzi_config(cell, args.seed, args.grazzi_steps)
+        cfg = grazzi_config(cell, args.seed, args.grazzi_steps, args.device)
         key = cell[:2]
         if key not in per_step:  # the probe: the cell's settings cut to a few steps, a light evaluation
             if time.perf_counter() - t0 > args.budget_s:
                 skipped.append(f"{name} (budget spent before its probe)")
                 continue
-            probe = replace(grazzi_config(cell, args.seed, args.probe_steps), lmax=False, samples=64,
+            probe = replace(grazzi_config(cell, args.seed, args.probe_steps, args.device), lmax=False, samples=64,
                             eval_range=None, eval_lengths=[40], val_every=args.probe_steps)  # fmt: skip
-            start = time.perf_counter()
-            train(probe, out / "probe" / f"{cell[0]}-{cell[1]}")
-            per_step[key] = (time.perf_counter() - start) / args.probe_steps
+            with tempfile.TemporaryDirectory() as tmp:  # always a fresh run: a finished one would only re-evaluate
+                start = time.perf_counter()
+                train(probe, Path(tmp) / "probe")
+                per_step[key] = (time.perf_counter() - start) / args.probe_steps
         projected = per_step[key] * cfg.steps
         left = args.budget_s - (time.perf_counter() - t0)
         if projected > left:
             skipped.append(f"{name} (projected {projected:.0f} s for {cfg.steps} steps, {max(left, 0):.0f} s left)")
             continue
         start = time.perf_counter()
-        summary = train(cfg, out / "grazzi" / f"{cell[0]}-{cell[1]}-{cell[2].replace(',', '_')}")
+        summary = train(cfg, out / "grazzi" / f"{cell[0]}-{cell[1]}-{cell[2].replace(',', '_')}", resume=True)
         seconds = time.perf_counter() - start
         scaled = (summary or {}).get("range", {}).get("scaled_accuracy")
         cut = "" if args.grazzi_steps is None else f" (cut to {cfg.steps} steps)"
