@@ -13,7 +13,8 @@ from click.core import ParameterSource
 
 from ..limits import DEFAULT_CAP, LIMITS, checked, limit_help
 
-MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "nfsm", "lstm", "transformer")
+MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp", "nfsm",
+          "lstm", "transformer", "attention")  # fmt: skip
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
 or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
@@ -30,11 +31,17 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),
     (("--d-model",), dict(type=int, help="Model width (default 64).")),
-    (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32) and transformer (4).")),
+    (
+        ("--heads",),
+        dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32), transformer and attention (4)."),
+    ),
     (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
     (
         ("--state-size",),
-        dict(type=int, help="State per channel: mamba, mamba-minus, aussm (16) and dlr (64); pdssm N (d_model)."),
+        dict(
+            type=int,
+            help="State per channel: mamba, mamba-minus, aussm (16), dlr, dlr-prod, dss-exp (64); pdssm N (d_model).",
+        ),
     ),
     (
         ("--nfsm-heads",),

@@ -19,6 +19,7 @@ from .base import Job, Reproduction
 #: name → "module:Class" (modules relative to this package); add one line per reproduction
 REGISTRY: dict[str, str] = {
     "brandoit-table1": "brandoit_table1:BrandoitTable1",
+    "dlr-atomic": "dlr_atomic:DLRAtomic",
 }
 
 
