@@ -133,7 +133,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
     (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
     (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr: the paper's settings.")),
-    (("--scale",), dict(help="paper (full scale, default) or small (≤ 3 minutes per run on a 2-core CPU).")),
+    (
+        ("--scale",),
+        dict(
+            help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
+            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume)."
+        ),
+    ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),
     (("--val-every",), dict(type=int, help="Steps between validations (default 100; a preset's, at most steps/4 for "
                                            "a shorter --steps).")),
