@@ -20,10 +20,19 @@ from .options import quiet_option
 )
 @click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
 @click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba.")
-@click.option("--arm", help="anchored or free (default: both; baselines have only the free arm).")
+@click.option(
+    "--arm",
+    help="One arm (default: all): anchored or free (brandoit-table1; baselines have only the free arm); the "
+    "eigenvalue range 0..1 or -1..1 (grazzi-table3, grazzi-s5).",
+)
 @click.option("--seeds", help="Seeds, e.g. 42..46 or 42,43 (default: the paper's).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="The directory DIR.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object.")
+@click.option(
+    "--table-only",
+    is_flag=True,
+    help="Train nothing: the table of the runs already finished in DIR (the others 'not run').",
+)
 @quiet_option
 def reproduce_command(
     name: str,
@@ -34,10 +43,12 @@ def reproduce_command(
     seeds: str | None,
     out: str,
     as_json: bool,
+    table_only: bool,
 ) -> None:
-    """Regenerate the table NAME (brandoit-table1, …): every (task, model, arm, seed) as a training run under
-    DIR/runs/ (resumable: finished runs are read back), then DIR/table.md, DIR/table.json (every seed, the paper's
-    values beside) and DIR/plot.png. See docs/reproductions.md."""
+    """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, dlr-atomic): every (task, model, arm,
+    seed) as a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md,
+    DIR/table.json (every seed, the paper's values beside) and DIR/plot.png. --table-only writes those of the
+    finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
     from fsa2rnn.nn.train.reproduce import get_reproduction
     from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
 
@@ -48,8 +59,8 @@ def reproduce_command(
         from fsa2rnn.fsa.errors import SpecError
 
         raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
-    prepare(rep, scale, Path(out), jobs)
-    table = reproduce(rep, scale, jobs, Path(out), progress=True)
+    prepare(rep, scale, Path(out), jobs, table_only=table_only)
+    table = reproduce(rep, scale, jobs, Path(out), progress=True, table_only=table_only)
     if as_json:
         echo_json(table)
     else:

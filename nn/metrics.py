@@ -74,10 +74,18 @@ def _logits(model: SequenceModel, inputs: torch.Tensor, state: Any) -> tuple[tor
 
 
 def accuracy_at_lengths(
-    model: SequenceModel, task: Task, lengths: list[int], *, samples: int = 512, seed: int = 0, progress: Any = None
+    model: SequenceModel,
+    task: Task,
+    lengths: list[int],
+    *,
+    samples: int = 512,
+    seed: int = 0,
+    progress: Any = None,
+    train: bool = False,
 ) -> dict[str, Any]:
     """{lengths, token_accuracy, sequence_accuracy, scaled_accuracy, samples, skipped} (see the module docstring).
-    ``progress``: a bar (fsa2rnn.fsa.progress) advanced by one per length."""
+    ``progress``: a bar (fsa2rnn.fsa.progress) advanced by one per length; ``train``: draw the words from the task's
+    training distribution instead (they differ for e.g. brandoit:FF: 10 % writes in training, 1 % in evaluation)."""
     if task.kind == "regression":
         raise ValueError("accuracy_at_lengths: a regression task has no accuracy (use regression_scores)")
     out: dict[str, Any] = {
@@ -106,7 +114,7 @@ def accuracy_at_lengths(
                 continue
             n = fit
             gen = torch.Generator().manual_seed(_seed(seed, length))
-            right, judged, words_right, words = _score_length(model, task, length, n, gen)
+            right, judged, words_right, words = _score_length(model, task, length, n, gen, train)
             tok = right / max(judged, 1)
             out["lengths"].append(length)
             out["token_accuracy"].append(tok)
@@ -120,8 +128,9 @@ def accuracy_at_lengths(
     return out
 
 
-def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator):
-    """(right positions, judged positions, right words, judged words) on n words of ``length``."""
+def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator, train: bool = False):
+    """(right positions, judged positions, right words, judged words) on n words of ``length`` (of the training
+    draw if ``train``, else the evaluation draw)."""
     recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
     if hasattr(task, "continue_words") and task.prefixes_judged:  # automaton words, read in chunks
         answer = task.supervision == "answer"  # judged at the word's last position only
@@ -131,7 +140,7 @@ def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: to
         state, carry, done = None, None, 0
         while done < length:
             step = min(chunk, length - done)
-            tokens, targets, carry = task.continue_words(n, step, gen, carry, train=False)
+            tokens, targets, carry = task.continue_words(n, step, gen, carry, train=train)
             logits, state = _logits(model, tokens, state)
             good = logits.argmax(-1).cpu() == targets
             done += step
@@ -141,7 +150,7 @@ def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: to
             judged += good.numel()
             ok &= good.all(dim=1)
         return right, judged, int(ok.sum()), n
-    batch = task.sample(n, length, gen, train=False)
+    batch = task.sample(n, length, gen, train=train)
     logits, _ = _logits(model, batch.inputs, None)
     good = (logits.argmax(-1).cpu() == batch.targets) | ~batch.mask
     has = batch.mask.any(dim=1)
@@ -260,7 +269,7 @@ def regression_scores(
     try:
         for start in range(0, samples, batch):
             b = task.sample(min(batch, samples - start), length, gen, train=False)
-            pred, _ = _logits(model, b.inputs, None)
+            pred = model(b.inputs.to(_device(model)))  # the whole-sequence path (no state: DLR-prod's N² modes)
             y, p = b.targets[b.mask].double(), pred.cpu()[b.mask].double()
             sse += float(((p - y) ** 2).sum())
             sy += float(y.sum())

@@ -4,11 +4,11 @@ that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
 MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``nfsm``, ``lstm``, ``transformer``) with ``layer_args`` as their
-keyword arguments. Every layer carries a state, so :meth:`SequenceModel.forward` can read a long word in chunks
-(``state=…, return_state=True``) and :meth:`SequenceModel.predictor` plugs a model into
-:func:`fsa2rnn.nn.evaluate.failing_length`. :meth:`SequenceModel.from_compiled` loads compiled weights
-(nn/from_compiled.py).
+``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``dlr-prod``, ``dss-exp``, ``nfsm``, ``lstm``, ``transformer``,
+``attention``) with ``layer_args`` as their keyword arguments. Every layer carries a state, so
+:meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
+:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
+:meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
 """
 
 from __future__ import annotations
@@ -134,8 +134,15 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, d)) if hidden else None
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
-        y, state = self.layer(self.norm1(x), state, True)
+    def forward(
+        self, x: torch.Tensor, state: State | None = None, return_state: bool = True
+    ) -> tuple[torch.Tensor, State | None]:
+        """(output, the layer's state after x); without ``return_state`` (and no state in) the state is None and
+        the layer takes its whole-sequence path (e.g. the DLR's FFT convolution instead of its modal recurrence)."""
+        if return_state or state is not None:
+            y, state = self.layer(self.norm1(x), state, True)
+        else:
+            y = self.layer(self.norm1(x))
         x = x + self.drop(y)
         if self.mlp is not None:
             x = x + self.drop(self.mlp(self.norm2(x)))
@@ -205,7 +212,7 @@ class SequenceModel(nn.Module):
         x = self._embed(torch.as_tensor(ids))
         states = []
         for i, block in enumerate(self.blocks):
-            x, st = block(x, None if state is None else state[i])
+            x, st = block(x, None if state is None else state[i], return_state)
             states.append(st)
         x = self.norm(x)
         return (x, states) if return_state else x
@@ -231,9 +238,10 @@ class SequenceModel(nn.Module):
         self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
         """Logits (B, T, n_classes); with ``return_state`` also the per-layer states that continue the words."""
+        if not return_state:
+            return self.classifier(self.features(ids, state))
         x, states = self.features(ids, state, True)
-        logits = self.classifier(x)
-        return (logits, states) if return_state else logits
+        return self.classifier(x), states
 
     # ------------------------------------------------------------------ prediction helpers
     @torch.no_grad()

@@ -33,9 +33,12 @@ SMALL = {
     "aussm": dict(state_size=3),
     "pdssm": dict(state_size=5),
     "dlr": dict(state_size=6),
+    "dlr-prod": dict(state_size=3),
+    "dss-exp": dict(state_size=6),
     "nfsm": dict(heads=[3, 5]),
     "lstm": {},
     "transformer": dict(heads=2),
+    "attention": dict(heads=2),
 }
 
 
@@ -183,7 +186,7 @@ def test_transition_shapes():
     tables = _layer("nfsm").transition(x)
     assert tables.shape == (2, 5, 2, 5) and tables.dtype == torch.int64
     assert (tables[..., 0, :3] < 3).all() and torch.equal(tables[..., 0, 3:], torch.tensor([3, 4]).expand(2, 5, 2))
-    for name in ("lstm", "transformer"):
+    for name in ("lstm", "transformer", "attention"):
         with pytest.raises(NotImplementedError):
             _layer(name).transition(x)
 

@@ -23,9 +23,12 @@ ARGS = {
     "aussm": dict(state_size=3),
     "pdssm": dict(state_size=5),
     "dlr": dict(state_size=4),
+    "dlr-prod": dict(state_size=3),
+    "dss-exp": dict(state_size=4),
     "nfsm": dict(heads=[3, 4]),
     "lstm": {},
     "transformer": dict(heads=2),
+    "attention": dict(heads=2),
 }
 
 
@@ -102,6 +105,19 @@ def test_every_layer_in_a_model(name):
     p1, state = predict(ids[:, :10].numpy(), None)
     p2, _ = predict(ids[:, 10:].numpy(), state)
     assert np.array_equal(np.concatenate([p1, p2], 1), whole.numpy())
+
+
+@pytest.mark.parametrize("name", ["dlr", "dlr-prod", "dss-exp"])
+def test_stateless_forward_takes_the_whole_sequence_path(name, monkeypatch):
+    """Without a state asked for, a block runs its layer's whole-sequence path (the DLR's FFT convolution), which
+    computes what the stateful path (the modal recurrence) does."""
+    net = _model(name)
+    ids = _ids()
+    with_state, _ = net(ids, return_state=True)
+    import fsa2rnn.nn.layers.dlr as dlr
+
+    monkeypatch.setattr(dlr.DLR, "_recurrent", lambda *a: pytest.fail("the modal recurrence ran"))
+    assert torch.allclose(net(ids), with_state, atol=1e-10, rtol=0)
 
 
 def test_lengths_padding_and_one_dimensional_words():

@@ -219,6 +219,76 @@ def test_dlr_tasks_follow_their_definitions():
         assert t.vocab[-2:] == ["pos_cos", "pos_sin"]
 
 
+def _dlr_reference(name: str, x: list[list[float]], L: int) -> tuple[list[list[float]], list[bool]]:
+    """The DLR paper's §3.1 definition of task ``name`` as plain loops over the inputs ``x`` (T × features, the
+    position features dropped): the targets (T × outputs) and the judged positions."""
+    T = len(x)
+    zero_rows = lambda n, c: [[0.0] * c for _ in range(n)]  # noqa: E731
+    if name == "shift":  # y_ij = x_{i − jL/C}, C = 8
+        y = [[x[i - j * L // 8][0] if i - j * L // 8 >= 0 else 0.0 for j in range(8)] for i in range(L)]
+        return y, [True] * L
+    if name == "cumsum":
+        return [[sum(x[j][0] for j in range(i + 1)) / math.sqrt(i + 1)] for i in range(L)], [True] * L
+    if name == "cummax":
+        return [[max(x[j][0] for j in range(i + 1))] for i in range(L)], [True] * L
+    if name in ("reverse", "sort"):  # L values, then L zeros; the answer on the L rightmost positions
+        v = [x[i][0] for i in range(L)]
+        out = v[::-1] if name == "reverse" else sorted(v, key=lambda a: abs(a - v[0]))
+        return zero_rows(L, 1) + [[a] for a in out], [False] * L + [True] * L
+    if name == "select":  # L + M values (M = 32 marked), M zeros; the marked values in order on the M rightmost
+        marked = [x[i][0] for i in range(T) if x[i][1] == 1.0]
+        m = len(marked)
+        return zero_rows(T - m, 1) + [[a] for a in marked], [False] * (T - m) + [True] * m
+    if name == "mips":  # y_i = v_{i'}, i' = argmax_{j ≤ i} ⟨q_i, k_j⟩
+        q, k, v = ([row[4 * c : 4 * c + 4] for row in x] for c in range(3))
+        dot = lambda a, b: sum(p * r for p, r in zip(a, b))  # noqa: E731
+        return [v[max(range(i + 1), key=lambda j: dot(q[i], k[j]))] for i in range(L)], [True] * L
+    if name == "context_shift":  # x' = (cos 2πs/L, sin 2πs/L, x); y_i = x'_{i−s}
+        xp = [row[0] for row in x]
+        s = round(math.atan2(xp[1], xp[0]) / (2 * math.pi) * L) % L
+        return [[xp[i - s] if i >= s else 0.0] for i in range(L)], [True] * L
+    if name == "solve":  # (a_1, b_1, …, a_N, b_N, 0…), A orthonormal, B = AX: X = AᵀB on the N rightmost
+        n = max(k for k in range(1, L + 1) if L - k * k - k >= k)
+        flat = [row[0] for row in x]
+        rows = [flat[i * (n + 1) : (i + 1) * (n + 1)] for i in range(n)]
+        sol = [sum(rows[i][c] * rows[i][n] for i in range(n)) for c in range(n)]
+        return zero_rows(L - n, 1) + [[a] for a in sol], [False] * (L - n) + [True] * n
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", DLR_TASKS)
+def test_dlr_tasks_against_the_papers_definitions(name):
+    """Every task's targets and judged positions recomputed from its inputs by the paper's definition (loops), the
+    input layout (lengths, ‖x‖∞ = 1, unit vectors, orthonormal A) and the position features on every position."""
+    L, g = 48, gen(3)
+    t = get_task(f"dlr:{name}")
+    b = t.sample(3, L, g)
+    T = b.inputs.shape[1]
+    assert T == {"reverse": 2 * L, "sort": 2 * L, "select": L + 64}.get(name, L)
+    angle = 2 * math.pi * torch.arange(T, dtype=torch.float64) / T
+    assert torch.allclose(b.inputs[..., -2:].double(), torch.stack([angle.cos(), angle.sin()], -1).expand(3, T, 2))
+    for r in range(3):
+        x = b.inputs[r, :, :-2].double().tolist()
+        y, mask = _dlr_reference(name, x, L)
+        assert b.mask[r].tolist() == mask
+        got = b.targets[r][b.mask[r]].double()
+        assert torch.allclose(got, torch.tensor(y, dtype=torch.float64)[torch.tensor(mask)], atol=1e-5), name
+        feats = b.inputs[r, :, :-2].double()
+        if name in ("shift", "cumsum", "cummax", "reverse", "sort"):
+            assert feats[:L, 0].abs().max() == 1.0  # x ~ N(0, 1) normalized by ‖x‖∞
+        if name == "select":
+            assert feats[: L + 32, 0].abs().max() == 1.0 and feats[:, 1].sum() == 32 and feats[L + 32 :].eq(0).all()
+        if name == "context_shift":
+            assert feats[2:, 0].abs().max() == 1.0
+        if name == "mips":
+            assert torch.allclose(feats.view(L, 3, 4).norm(dim=-1), torch.ones(L, 3, dtype=torch.float64), atol=1e-6)
+        if name == "solve":
+            n = max(k for k in range(1, L + 1) if L - k * k - k >= k)
+            a = feats[: n * (n + 1), 0].view(n, n + 1)[:, :n]
+            assert torch.allclose(a @ a.T, torch.eye(n, dtype=torch.float64), atol=1e-5)
+            assert abs(float(got.norm()) - 1) < 1e-5 and feats[n * (n + 1) :].eq(0).all()
+
+
 def test_listing_and_bad_names():
     rows = {r["name"]: r for r in list_tasks()}
     assert rows["grazzi:parity"]["chance"] == 0.5 and rows["grazzi:modarith"]["n_classes"] == 5

@@ -426,11 +426,11 @@ def test_brandoit_preset_sets_the_nfsm_recipe_and_not_the_baselines():
 def test_preset_val_every_is_scaled_for_a_shortened_run_only(tmp_path):
     """A preset's val_every is kept at the preset's own steps (documented runs unchanged), and scaled down to give
     MIN_VALIDATIONS validations when a user-given --steps would leave fewer; --val-every always wins."""
-    from fsa2rnn.nn.train.presets import MIN_VALIDATIONS, PRESETS, SCALES
+    from fsa2rnn.nn.train.presets import MIN_VALIDATIONS, PRESETS
     from fsa2rnn.nn.train.run import preset_config
 
     for name, preset in PRESETS.items():
-        for scale in SCALES:
+        for scale in preset.scales:
             own = preset.settings(scale, None)
             cfg = preset_config(name, scale)
             assert cfg.val_every == own.get("val_every", TrainConfig.val_every), (name, scale)

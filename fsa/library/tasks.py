@@ -1,7 +1,8 @@
 """Builtin automata other than group word problems: counters, the flip-flop, T_n, and the papers' regular tasks.
 
-Each builder returns a validated Automaton; the README's "Builtin catalogue" documents states, symbols and initial
-state of each. Task automata follow Delétang et al. (2023) as used by the negative-eigenvalues paper (App. E.1).
+Each builder returns a validated Automaton; the "Builtin catalogue" of docs/guide/automata.md documents states,
+symbols and initial state of each. Task automata follow Delétang et al. (2023) as used by the negative-eigenvalues
+paper (App. E.1).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def modular_arithmetic(m: int = 5) -> Automaton:
     - ``s{s}+`` / ``s{s}-`` after ``+`` / ``-`` (s: the sum so far); ``s{s}p{p}*`` after ``*``;
     - ``={v}`` after ``=``: the final value v.
 
-    2m² + 3m + 2 states, all reachable. The readout of a state is its value (``value_of`` in the README).
+    2m² + 3m + 2 states, all reachable. The readout of a state is its value (:func:`modular_value`).
     """
     _need(m, 1, "modarith:<m>")
     n_states = 2 * m * m + 3 * m + 2

@@ -11,9 +11,12 @@ name               class                                                      tr
 ``aussm``          :class:`AUSSM` (adaptive unitary SSM, complex diagonal)      (…, D, N) unit-modulus diagonal
 ``pdssm``          :class:`PDSSM` (column one-hot P(x) times diagonal D(x))    (…, N, N) complex P(x)D(x)
 ``dlr``            :class:`DLR` (complex diagonal convolution)                 (…, H, N) complex diagonal
+``dlr-prod``       :class:`DLRProd` (DLR with the kernel Re K · Im K)           (…, H, N) complex diagonal
+``dss-exp``        :class:`DSSExp` (DSS_exp: ZOH-discretized diagonal SSM)      (…, H, N) complex diagonal
 ``nfsm``           :class:`NFSM` (straight-through table scan)                 (…, H, d) table
 ``lstm``           :class:`LSTM` (baseline)                                    —
 ``transformer``    :class:`Transformer` (causal baseline)                      —
+``attention``      :class:`Attention` (the DLR paper's rotary attention block)  —
 =================  =========================================================  ==============================
 
 :func:`build_layer` makes one from its name and keyword arguments (what :class:`fsa2rnn.nn.model.ModelConfig`
@@ -24,10 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .attention import Attention
 from .aussm import AUSSM
 from .base import ConfigError, SequenceLayer, State
 from .delta_product import SATURATED_LOGIT, DeltaNet, DeltaProduct
-from .dlr import DLR
+from .dlr import DLR, DLRProd, DSSExp
 from .lstm import LSTM
 from .nfsm import NFSM
 from .pdssm import PDSSM
@@ -42,9 +46,12 @@ LAYERS: dict[str, type[SequenceLayer]] = {
     "aussm": AUSSM,
     "pdssm": PDSSM,
     "dlr": DLR,
+    "dlr-prod": DLRProd,
+    "dss-exp": DSSExp,
     "nfsm": NFSM,
     "lstm": LSTM,
     "transformer": Transformer,
+    "attention": Attention,
 }
 
 
@@ -61,10 +68,13 @@ def build_layer(name: str, d_model: int, **kwargs: Any) -> SequenceLayer:
 
 __all__ = [
     "AUSSM",
+    "Attention",
     "LAYERS",
     "SATURATED_LOGIT",
     "ConfigError",
     "DLR",
+    "DLRProd",
+    "DSSExp",
     "DeltaNet",
     "DeltaProduct",
     "LSTM",

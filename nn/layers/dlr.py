@@ -12,6 +12,14 @@ Carried state (causal layers): the same map in its modal (recurrent) form, x_t =
 :func:`fsa2rnn.nn.ops.diag_scan` and y_t = part(Σ_m W_m x_t,m). For "re", μ = λ and W = w, part = Re; for "prod",
 Re K · Im K = Im(K²)/2 is the kernel of the DLR with the N² eigenvalues μ = λ_i λ_j and weights W = w_i w_j / 2,
 read with Im (DLR §A.2) — N² states per channel, so carried state costs N times more for "prod".
+
+DSS_exp (``param="dss_exp"``; Gupta, Gu & Berant, "Diagonal state spaces are as effective as structured state
+spaces", Prop. 1(a); the DLR paper's §2.2): the zero-order-hold discretization of the continuous diagonal state
+space x' = Λx + 1·u, y = Re⟨w, x⟩ with step Δ, i.e. the DLR with eigenvalues exp(λΔ) and weights w (e^{λΔ} − 1)/λ.
+Re λ = −exp(a) < 0, Im λ = θ, Δ = exp(log Δ) per channel. Initialization (DSS's): λ = −1/2 + iω, ±iω the
+eigenvalues of the skew-symmetric part of the HiPPO-LegS matrix's normal part (the N with ω > 0), log Δ ~
+U(log 0.001, log 0.1), w ~ N(0, 1) per real and imaginary part. The layers ``dlr-prod`` (:class:`DLRProd`) and
+``dss-exp`` (:class:`DSSExp`) are this class with ``kernel="prod"`` and ``param="dss_exp"``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ class DLR(SequenceLayer):
         kernel: str = "re",
         bidirectional: bool = False,
         decay_init: str = "local",
+        param: str = "dlr",
         impl: str = "auto",
     ) -> None:
         super().__init__()
@@ -47,18 +56,27 @@ class DLR(SequenceLayer):
         self.kernel = check_choice("DLR", "kernel", kernel, ("re", "prod"))
         self.bidirectional = bool(bidirectional)
         check_choice("DLR", "decay_init", decay_init, ("local", "zero"))
+        self.param = check_choice("DLR", "param", param, ("dlr", "dss_exp"))
         self.state_size, self.impl = state_size, impl
         shape = ((2,) if self.bidirectional else ()) + (d_model, state_size)
-        n = torch.arange(state_size, dtype=torch.float32)
-        self.theta = nn.Parameter((2 * math.pi * n / state_size).expand(shape).clone())
-        if decay_init == "zero":
-            a = torch.zeros(shape)
+        if param == "dss_exp":
+            self.theta = nn.Parameter(hippo_skew_frequencies(state_size).expand(shape).clone())
+            self.a = nn.Parameter(torch.full(shape, math.log(0.5)))
+            log_dt = torch.empty(shape[:-1]).uniform_(math.log(1e-3), math.log(1e-1))
+            self.log_dt = nn.Parameter(log_dt)
+            scale = 1.0
         else:
-            r = torch.empty(shape).uniform_(math.log(5e-4), math.log(0.5))
-            a = torch.sqrt(torch.exp(r) / 2)
-        self.a = nn.Parameter(a)
-        self.w_re = nn.Parameter(torch.randn(shape) / state_size)
-        self.w_im = nn.Parameter(torch.randn(shape) / state_size)
+            n = torch.arange(state_size, dtype=torch.float32)
+            self.theta = nn.Parameter((2 * math.pi * n / state_size).expand(shape).clone())
+            if decay_init == "zero":
+                a = torch.zeros(shape)
+            else:
+                r = torch.empty(shape).uniform_(math.log(5e-4), math.log(0.5))
+                a = torch.sqrt(torch.exp(r) / 2)
+            self.a = nn.Parameter(a)
+            scale = 1.0 / state_size
+        self.w_re = nn.Parameter(torch.randn(shape) * scale)
+        self.w_im = nn.Parameter(torch.randn(shape) * scale)
         self.out_proj = nn.Linear(d_model, d_model)
 
     @property
@@ -69,8 +87,13 @@ class DLR(SequenceLayer):
         """(log λ, w) as complex tensors of the precision of the real dtype ``dtype``."""
         cdt = torch.complex128 if dtype == torch.float64 else torch.complex64
         rdt = torch.float64 if cdt == torch.complex128 else torch.float32
+        w = torch.complex(self.w_re.to(rdt), self.w_im.to(rdt)).to(cdt)
+        if self.param == "dss_exp":  # ZOH: log λ̄ = λΔ, w̄ = w (e^{λΔ} − 1)/λ (DSS Prop. 1(a))
+            lam = torch.complex(-torch.exp(self.a.to(rdt)), self.theta.to(rdt)).to(cdt)
+            log_lambda = lam * torch.exp(self.log_dt.to(rdt))[..., None]
+            return log_lambda, w * torch.expm1(log_lambda) / lam
         log_lambda = torch.complex(-(self.a.to(rdt) ** 2), self.theta.to(rdt))
-        return log_lambda.to(cdt), torch.complex(self.w_re.to(rdt), self.w_im.to(rdt)).to(cdt)
+        return log_lambda.to(cdt), w
 
     def modal(self, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor, str]:
         """The causal DLR as a diagonal recurrence: eigenvalues μ (H, M), weights W (H, M), part "re" | "im"."""
@@ -118,3 +141,27 @@ class DLR(SequenceLayer):
         x = state["x"]
         pairs = vector.to(torch.view_as_real(x).dtype).reshape(*x.shape, 2).contiguous()
         return {**state, "x": torch.view_as_complex(pairs)}
+
+
+def hippo_skew_frequencies(n: int) -> torch.Tensor:
+    """The N frequencies ω > 0 of DSS's initialization λ = −1/2 + iω: ±iω are the eigenvalues of the skew-symmetric
+    part of the normal part of HiPPO-LegS of size 2N, S_nk = −sign(n − k)·√((2n+1)(2k+1))/2."""
+    idx = torch.arange(2 * n, dtype=torch.float64)
+    root = torch.sqrt(2 * idx + 1)
+    skew = -torch.sign(idx[:, None] - idx[None, :]) * root[:, None] * root[None, :] / 2
+    omega = torch.linalg.eigvalsh(1j * skew.to(torch.complex128))  # iS is Hermitian: eigenvalues ∓ω
+    return omega[omega > 0].sort().values.to(torch.float32)[:n]
+
+
+class DLRProd(DLR):
+    """DLR-prod (DLR §2.1): the DLR with kernel Re K · Im K (``kernel="prod"``)."""
+
+    def __init__(self, d_model: int, state_size: int = 64, **kwargs) -> None:
+        super().__init__(d_model, state_size, kernel="prod", **kwargs)
+
+
+class DSSExp(DLR):
+    """DSS_exp (DSS Prop. 1(a); DLR §2.2): the ZOH-discretized diagonal state space (``param="dss_exp"``)."""
+
+    def __init__(self, d_model: int, state_size: int = 64, **kwargs) -> None:
+        super().__init__(d_model, state_size, param="dss_exp", **kwargs)

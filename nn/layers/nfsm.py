@@ -92,7 +92,7 @@ class NFSM(SequenceLayer):
         self._init_tables(identity_bias, readout_std)
 
     def _init_tables(self, identity_bias: float, readout_std: float | None) -> None:
-        """Initialization options of the training recipes (README, "Training"): ``identity_bias`` b adds b to the
+        """Initialization options of the training recipes (docs/guide/training.md): ``identity_bias`` b adds b to the
         bias of every θ[k, k], so that every table starts near the identity (the right table of an identity
         symbol, and a row that moves only when the loss asks); ``readout_std`` s draws ``out_proj`` from
         N(0, s²) instead of the Linear default, so that an index no word has reached yet is read out as clearly

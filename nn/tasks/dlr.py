@@ -12,8 +12,8 @@ task                  definition (L = the length passed to ``sample``)
 ``cummax``            y_i = max_{j≤i} x_j
 ``reverse``           input x padded by L zeros (length 2L); y_i = x_{L−1−i} on the L rightmost positions
 ``sort``              as reverse; y_i = the i-th closest element to x_0 (by |x_j − x_0|)
-``select``            M = min(32, L/4) positions of x ∈ R^{L+M} marked by a second channel, M zeros appended;
-                      the M rightmost outputs copy the marked values in order
+``select``            M = 32 distinct positions of x ∈ R^{L+M} marked by a second channel, M zeros appended
+                      (length L + 2M); the M rightmost outputs copy the marked values in order
 ``mips``              q, k, v ∈ R^{L×D} unit rows (D = 4), input (q, k, v); y_i = v_{i'}, i' = argmax_{j≤i} ⟨q_i, k_j⟩
 ``context_shift``     x ∈ R^{L−2}, s uniform in 0..L−2, input (cos 2πs/L, sin 2πs/L, x); y_i = x'_{i−s}
 ``solve``             N the largest with L − N² − N ≥ N; A random orthogonal, X a random unit vector, B = AX; input
@@ -33,6 +33,8 @@ from .base import Batch, LengthSpec, Task
 
 DLR_TASKS = ("shift", "cumsum", "cummax", "reverse", "sort", "select", "mips", "context_shift", "solve")
 _SOURCE = "Gupta et al. (diagonal linear RNNs), §4 atomic tasks"
+#: Select's number of marked positions (the paper's M)
+SELECT_M = 32
 #: the two input channels appended to every task's features
 POSITION_FEATURES = ["pos_cos", "pos_sin"]
 
@@ -124,7 +126,7 @@ class DLRTask(Task):
         return self._right_outputs(batch, x, torch.gather(x, 1, order))
 
     def _select(self, batch, L, gen):
-        m = max(1, min(32, L // 4))
+        m = SELECT_M
         x = _normalized((batch, L + m), gen)
         picked = torch.argsort(torch.rand(batch, L + m, generator=gen), dim=1)[:, :m].sort(dim=1).values
         marks = torch.zeros(batch, L + m)
@@ -151,7 +153,8 @@ class DLRTask(Task):
 
     def _solve(self, batch, L, gen):
         n = max(k for k in range(1, L + 1) if L - k * k - k >= k)
-        a, _ = torch.linalg.qr(torch.randn(batch, n, n, generator=gen, dtype=torch.float64))
+        q, r = torch.linalg.qr(torch.randn(batch, n, n, generator=gen, dtype=torch.float64))
+        a = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[:, None, :]  # Haar-distributed (Mezzadri 2007)
         xs = torch.nn.functional.normalize(torch.randn(batch, n, generator=gen, dtype=torch.float64), dim=-1)
         b = (a @ xs[..., None])[..., 0]
         body = torch.cat([a, b[..., None]], dim=2).reshape(batch, n * (n + 1))

@@ -13,7 +13,8 @@ from click.core import ParameterSource
 
 from ..limits import DEFAULT_CAP, LIMITS, checked, limit_help
 
-MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "nfsm", "lstm", "transformer")
+MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp", "nfsm",
+          "lstm", "transformer", "attention")  # fmt: skip
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
 or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
@@ -30,11 +31,17 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),
     (("--d-model",), dict(type=int, help="Model width (default 64).")),
-    (("--heads",), dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32) and transformer (4).")),
+    (
+        ("--heads",),
+        dict(type=int, help="Heads of deltanet, deltaproduct (default d_model/32), transformer and attention (4)."),
+    ),
     (("--head-dim",), dict(type=int, help="Key dimension of deltanet/deltaproduct heads (default d_model/heads).")),
     (
         ("--state-size",),
-        dict(type=int, help="State per channel: mamba, mamba-minus, aussm (16) and dlr (64); pdssm N (d_model)."),
+        dict(
+            type=int,
+            help="State per channel: mamba, mamba-minus, aussm (16), dlr, dlr-prod, dss-exp (64); pdssm N (d_model).",
+        ),
     ),
     (
         ("--nfsm-heads",),
@@ -133,7 +140,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
     (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
     (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr: the paper's settings.")),
-    (("--scale",), dict(help="paper (full scale, default) or small (≤ 3 minutes per run on a 2-core CPU).")),
+    (
+        ("--scale",),
+        dict(
+            help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
+            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume)."
+        ),
+    ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),
     (("--val-every",), dict(type=int, help="Steps between validations (default 100; a preset's, at most steps/4 for "
                                            "a shorter --steps).")),

@@ -7,10 +7,10 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
 - ``eig`` "0,1" | "-1,1" is the eigenvalue range of the transitions: β ∈ [0, 1] | [0, 2] (``beta_range``) for
   DeltaNet/DeltaProduct, a ∈ [0, 1] | [−1, 1] (``eig_range``) for the Mamba-style diagonal; the other layers
   have no such range and refuse it. None keeps the layer's default.
-- ``heads`` is the number of heads of DeltaNet/DeltaProduct and of the Transformer (``head_dim`` defaults to
-  d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`): ``auto`` (the NFSM compiler's
-  cheapest one-layer plan: point-tracking heads for a permutation group, else one head of |Q|), ``single``,
-  ``4x11`` (4 heads of 11) or ``8,8,6``.
+- ``heads`` is the number of heads of DeltaNet/DeltaProduct, of the Transformer and of the attention block
+  (``head_dim`` defaults to d_model / heads); ``nfsm_heads`` the NFSM's heads (:func:`parse_nfsm_heads`):
+  ``auto`` (the NFSM compiler's cheapest one-layer plan: point-tracking heads for a permutation group, else one
+  head of |Q|), ``single``, ``4x11`` (4 heads of 11) or ``8,8,6``.
 - ``delta_form`` "fla" | "plain" is the DeltaNet/DeltaProduct form: fla's (per-head output RMSNorm, Xavier init of
   gain 2^−2.5, no β bias; the layer's default) or the bare recurrence (nn/layers/delta_product.py).
 """
@@ -156,7 +156,7 @@ class TrainConfig:
         elif self.nfsm_heads not in (None, "single"):
             parse_nfsm_heads(self.nfsm_heads)
         self._check_arm()
-        if m == "transformer" and self.d_model % (self.heads or 4):
+        if m in ("transformer", "attention") and self.d_model % (self.heads or 4):
             raise SpecError(f"--d-model {self.d_model} is not divisible by the {self.heads or 4} attention heads")
 
     def _check_arm(self) -> None:
@@ -315,7 +315,7 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args.update(heads=heads, head_dim=cfg.head_dim or max(1, d // heads))
         if m == "deltaproduct":
             args["n_h"] = cfg.n_h or 2
-    elif m == "transformer":
+    elif m in ("transformer", "attention"):
         args["heads"] = cfg.heads or 4
     elif m == "nfsm":
         family = head_family_of(cfg, task)

@@ -20,7 +20,8 @@ from .runfiles import load_run
 def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths: tuple[int, int]) -> dict[str, Any]:
     """The evaluation a run records in eval.json, from the TrainConfig's evaluation settings (``eval_lengths``,
     ``eval_range``, ``samples``, ``lmax``, ``cap``, ``threshold``). Words are drawn with seed 0, the same for every
-    training seed."""
+    training seed; under ``protocol`` brandoit the L_max words are seeded by the run's seed, and ``train_draw`` adds
+    the accuracy at the training length on the task's training draw (the authors' judge of a run that learned)."""
     train_max = train_lengths[1]
     ev: dict[str, Any] = {"task": task.name, "chance": task.chance, "train_lengths": list(train_lengths)}
     if task.kind == "regression":
@@ -38,6 +39,11 @@ def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths
         seed = cfg.seed if cfg.protocol == "brandoit" else 0
         ev.update(_lmax(model, task, train_max, max(cfg.cap, train_max), cfg.samples, cfg.threshold, cfg.progress,
                         seed=seed, protocol=cfg.protocol))  # fmt: skip
+        if cfg.protocol == "brandoit":  # the authors' sweep: whether a run learned, judged on its training draw
+            drawn = accuracy_at_lengths(model, task, [train_max], samples=cfg.samples, seed=cfg.seed, train=True)
+            if drawn["lengths"]:  # (empty where a Transformer's attention does not fit)
+                keys = ("token_accuracy", "sequence_accuracy", "samples")
+                ev["train_draw"] = {"length": train_max, **{k: drawn[k][0] for k in keys}}
         ev["l_max_search"] = {
             "protocol": cfg.protocol,
             "start": train_max,

@@ -19,6 +19,9 @@ from .base import Job, Reproduction
 #: name → "module:Class" (modules relative to this package); add one line per reproduction
 REGISTRY: dict[str, str] = {
     "brandoit-table1": "brandoit_table1:BrandoitTable1",
+    "grazzi-table3": "grazzi_table3:GrazziTable3",
+    "grazzi-s5": "grazzi_s5:GrazziS5",
+    "dlr-atomic": "dlr_atomic:DLRAtomic",
 }
 
 

@@ -8,8 +8,8 @@ the free loss once exact), the *free* arm is a separately reported, harder setti
 S4, A5 and M11 and the regular head elsewhere, ν = 0.5, the balanced first-error loss and the exploration penalty;
 the baselines (4 layers of width 256) in the free arm. L_max by their faillen (``--protocol brandoit``): fresh words
 per length from 64, doubling to 2^20 (clipped to 2^15 for M11) then bisection, bar 1.0 for the NFSM and 0.9 for the
-baselines; a seed learned when its accuracy at 64 reaches the bar; a capped seed counts as twice the cap in the
-median (their ``aggregate``), shown as ≥ cap.
+baselines; a seed learned when its accuracy at 64 on the training draw reaches the bar (their sweep); a capped
+seed counts as twice the cap in the median (their ``aggregate``), shown as ≥ cap.
 """
 
 from __future__ import annotations
@@ -206,8 +206,13 @@ class BrandoitTable1(Reproduction):
     def result(self, job: Job, summary: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
         threshold = job.config["threshold"]
         trace = evaluation.get("l_max_trace") or {}
-        start = str((evaluation.get("l_max_search") or {}).get("start", 64))  # the training length
-        learned = trace.get(start, 0.0) >= threshold
+        # learned: the bar reached at the training length (64; TSO_N: 256) on the training draw (the authors' sweep);
+        # a run evaluated before eval.json recorded it is judged on the evaluation draw, the same distribution except
+        # for FF. TSO_N is judged on its answer alone, as the authors' faillen does: the L_max search's first length.
+        start = str((evaluation.get("l_max_search") or {}).get("start", 64))
+        drawn = None if job.task.startswith("TSO") else evaluation.get("train_draw")
+        at_start = drawn["sequence_accuracy"] if drawn else trace.get(start, 0.0)
+        learned = at_start >= threshold
         cap = evaluation.get("l_max_cap", job.config["cap"])
         l_max, capped = evaluation.get("l_max"), bool(evaluation.get("l_max_capped"))
         exact = (evaluation.get("exact") or {}).get("exact")
@@ -220,6 +225,8 @@ class BrandoitTable1(Reproduction):
             "l_max_text": text,
             "l_max_value": (cap if capped else l_max) if learned else None,
             "accuracy_at_start": trace.get(start),
+            "train_draw_accuracy_at_start": drawn["sequence_accuracy"] if drawn else None,
+            "learned_on": "training draw" if drawn else "evaluation draw",
             "exact": exact,
             "margin": (evaluation.get("exact") or {}).get("margin"),
             "steps": summary.get("steps"),
@@ -261,6 +268,9 @@ class BrandoitTable1(Reproduction):
             "Validation uses fixed held-out words (the authors draw a fresh batch at each check); the release and "
             "the best checkpoint are not carried across an interrupted run.",
             "Baselines stop early at validation sequence accuracy 1.0 (the authors': 0.99).",
+            "A seed learned when its sequence accuracy at 64 on the task's training draw (64 fresh words) reaches the "
+            "bar, as the authors' sweep judges it; runs evaluated before eval.json recorded that draw are judged on "
+            "the evaluation draw at 64, the same distribution on every task but FF.",
             "A5's factored heads are the authors' (5, 12) (factored:5,12); the compiler's own cheapest family is "
             "(10, 6, 5).",
             "TSO3–5 (brandoit:TSO3..5, the authors' question-N stream): a two-layer NFSM trained at length 256, its "
@@ -270,6 +280,15 @@ class BrandoitTable1(Reproduction):
             "the answer replaces the state target at '?' (theirs: N extra logits there). Tables are not certified "
             "on TSO (two layers), as in the paper.",
         ]
+        if scale == "small":
+            notes.append(
+                "M11 (7920 classes) is not learned at this scale: the heads become exact, but the balanced first-error "
+                "loss weighs a word only up to a few positions past its first wrong one, so while the 7920-way "
+                "readout is still wrong each step supervises the first few positions of 32 words, classes a few "
+                "letters from the identity; the authors' 256 words × 100k steps give that curriculum ~1000× the "
+                "budget. Width 48 (the heads' 44 indices pinned) did not change it (seed 42: token accuracy 0.36 at "
+                "64, against 0.32 at width 32)."
+            )
         if scale == "tiny":
             notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
         return notes

@@ -1,6 +1,6 @@
 """Run a reproduction: every job as an ordinary training run under DIR/runs/, then DIR/table.json, DIR/table.md and
 DIR/plot.png. Resumable: a job whose run holds DIR/runs/NAME/reproduce.json is read back, an interrupted one resumed
-from its checkpoint."""
+from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing."""
 
 from __future__ import annotations
 
@@ -18,20 +18,26 @@ RECORD = "reproduce.json"
 TABLE_FORMAT = "fsa2rnn.reproduction/1"
 
 
-def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job]) -> None:
-    """Every check before any run starts: the output directory and every job's configuration."""
+def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_only: bool = False) -> None:
+    """Every check before any run starts: the output directory and every job's configuration (``table_only``: that
+    DIR holds runs to read back)."""
     from ..config import TrainConfig
     from ..trainer import Prepared
 
     if out.exists() and not out.is_dir():
         raise SpecError(f"--out {str(out)!r} exists and is not a directory")
+    if table_only:
+        if not (out / "runs").is_dir():
+            raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
+        return
     for job in jobs:
         if rep.unavailable(job) is None:
             Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
 
 
-def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
-    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished."""
+def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
+    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
+    with ``train_missing`` False, records it as not run)."""
     from ..config import TrainConfig
     from ..runfiles import EVAL
     from ..trainer import train
@@ -40,6 +46,8 @@ def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
     if (run / RECORD).is_file():
         return json.loads((run / RECORD).read_text())
     why = rep.unavailable(job)
+    if why is None and not train_missing:
+        why = "not finished in DIR (--table-only trains nothing)"
     if why is not None:
         return {"job": _job_dict(job), "status": "not run", "reason": why}
     t0 = time.perf_counter()
@@ -57,18 +65,22 @@ def run_job(rep: Reproduction, job: Job, out: Path) -> dict[str, Any]:
     return record
 
 
-def reproduce(rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True) -> dict[str, Any]:
+def reproduce(
+    rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True, table_only: bool = False
+) -> dict[str, Any]:
     """Run (or read back) every job and write the table; the table's JSON object. ``progress``: a bar over the
-    runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``)."""
+    runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``). ``table_only``: train nothing, the table of
+    the runs already finished in ``out`` (the others "not run")."""
     from fsa2rnn.fsa.progress import bar as progress_bar
     from fsa2rnn.fsa.progress import quiet
 
     out.mkdir(parents=True, exist_ok=True)
     records = []
-    with progress_bar(len(jobs), rep.name, unit="run", disable=not progress or quiet()) as bar:
+    show = progress and not quiet() and not table_only
+    with progress_bar(len(jobs), rep.name, unit="run", disable=not show) as bar:
         for job in jobs:
             bar.set_postfix_str(job.name, refresh=True)
-            records.append(run_job(rep, job, out))
+            records.append(run_job(rep, job, out, train_missing=not table_only))
             bar.update(1)
     table = build_table(rep, scale, jobs, records)
     atomic_write_text(out / "table.json", json.dumps(table, indent=1))

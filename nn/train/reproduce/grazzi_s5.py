@@ -1,0 +1,205 @@
+"""``grazzi-s5``: Grazzi et al., "Unlocking state-tracking in linear RNNs through negative eigenvalues", §5.2 Fig. 4
+(all seeds: App. E.2 Fig. 7): sequence accuracy against length on the word problem of S5 and its three simplified
+setups, trained at length 32 (4 tokens per transition: 64, Fig. 4's caption).
+
+Variants (App. E.2.1): ``S5`` (all 120 elements), ``swaps`` (identity and transpositions), ``s3`` (permutations of
+at most 3 elements), ``tokens4`` (4 tokens per transition: the element then 3 special tokens, the target lagged by
+3 tokens — the layout of the authors' data code, checked in tests/test_tasks.py). Every job's settings come from
+the ``grazzi-s5`` preset at the requested scale; the arm is the eigenvalue range (``0..1``, ``-1..1``). The paper's
+figure is an image: its findings stand beside the cells in words (§5.2's text).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fsa2rnn.fsa.errors import SpecError
+
+from ..presets import get_preset
+from .base import Job, Reproduction
+from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
+
+PRESET = "grazzi-s5"
+#: the table's variant → fsa2rnn task
+TASKS = {"S5": "grazzi:S5", "swaps": "grazzi:S5:swaps", "s3": "grazzi:S5:s3", "tokens4": "grazzi:S5:tokens4"}
+#: Fig. 4's training length per variant (its caption: 32, and 64 for 4 tokens per transition)
+TRAIN_LENGTH = {"tokens4": 64}
+#: §5.2's findings per variant (Fig. 4 is an image; best of 3 seeds, 100 epochs of 1.6M words)
+PAPER = {
+    "swaps": "DeltaNet [−1, 1] with one layer learns the task fully; DeltaNet [0, 1] with 5 layers generalizes just "
+    "slightly beyond the training length",
+    "s3": "a substantial decrease for all models; DeltaNet [−1, 1] with 5 layers still reaches a good length "
+    "generalization",
+    "tokens4": "DeltaNet [−1, 1] with 5 layers extrapolates very well until about length 200 (50 group elements); "
+    "one of its 3 seeds did not reach a good accuracy",
+    "S5": "all models have sequence accuracy 0 before length 30",
+}
+MAMBA_FINDING = "Mamba performs poorly on every setup, with either eigenvalue range"
+#: the tiny scale (the test suite's check of the pipeline): the small preset cut to a few steps and words
+TINY = dict(steps=4, batch=8, val_every=2, val_samples=8, samples=16, cap=64)
+
+
+class GrazziS5(Reproduction):
+    name = "grazzi-s5"
+    title = "Grazzi et al., Fig. 4: sequence accuracy against length on S5"
+    source = "Grazzi et al., negative eigenvalues, §5.2 Fig. 4 (best of 3 seeds; all seeds in Fig. 7); App. E.2.1"
+    tasks = tuple(TASKS)
+    models = ("deltanet", "mamba")
+    arms = ARMS
+    seeds = (42, 43, 44)
+
+    def jobs(self, scale: str, tasks: list[str], models: list[str], arms: list[str], seeds: list[int]) -> list[Job]:
+        out: list[Job] = []
+        for task in tasks:
+            for model in models:
+                for arm in arms:
+                    cfg = self.config(scale, task, model, arm)
+                    out += [Job(task, model, arm, s, cfg) for s in seeds]
+        return out
+
+    def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The grazzi-s5 preset's settings at the scale (tiny: the small preset cut down), the variant's task and
+        training length (its evaluation lengths scaled with it), the model and its eigenvalue range."""
+        try:
+            cfg = get_preset(PRESET).settings("small" if scale == "tiny" else scale, model)
+        except SpecError as err:
+            raise SpecError(f"{self.name} --scale {scale}: the {PRESET} preset has no such scale ({err})") from None
+        cfg.update(task=TASKS[task], model=model, eig=EIG[arm], preset=PRESET, scale=scale)
+        if task in TRAIN_LENGTH:
+            n = TRAIN_LENGTH[task]
+            low = int(cfg["train_length"].split("..")[0])
+            cfg["train_length"] = f"{n}..{n}"
+            cfg["eval_lengths"] = [x * n // low for x in cfg["eval_lengths"]]
+            cfg["cap"] = max(cfg["cap"], 2 * max(cfg["eval_lengths"]))
+        if scale == "tiny":
+            cfg.update(TINY, eval_lengths=cfg["eval_lengths"][:2])
+        return cfg
+
+    def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
+        return {"aggregate": MAMBA_FINDING if model == "mamba" else PAPER[task]}
+
+    def result(self, job: Job, summary: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "seed": job.seed,
+            "train_length": job.config["train_length"],
+            "layers": job.config["layers"],
+            "lengths": evaluation.get("lengths"),
+            "sequence_accuracy": evaluation.get("sequence_accuracy"),
+            "token_accuracy": evaluation.get("token_accuracy"),
+            "l_max": evaluation.get("l_max"),
+            "l_max_capped": evaluation.get("l_max_capped"),
+            "steps": summary.get("steps"),
+            "final_loss": summary.get("final_loss"),
+        }
+
+    def cell(self, job: Job, results: list[dict[str, Any]]) -> dict[str, Any]:
+        """Fig. 4 shows the best of the seeds: the seed with the highest mean sequence accuracy over the lengths."""
+        best = max(results, key=lambda r: sum(r["sequence_accuracy"] or [0.0]) / max(1, len(r["sequence_accuracy"])))
+        curve = " / ".join(f"{a:.3f}" for a in best["sequence_accuracy"])
+        return {
+            "aggregate": f"{curve} (seed {best['seed']})",
+            "lengths": best["lengths"],
+            "best_curve": best["sequence_accuracy"],
+            "train_length": best["train_length"],
+        }
+
+    def notes(self, scale: str) -> list[str]:
+        notes = [
+            "Sequence accuracy: the fraction of words whose every position is right, at each evaluation length.",
+            "4 tokens per transition trains at length 64 (Fig. 4's caption), its evaluation lengths doubled.",
+            "The 'full matrix simple' baseline of Fig. 4 is not built here.",
+            "The block around each layer is fsa2rnn's (pre-norm residual, GELU MLP), not the authors' model wrapper; "
+            "words are drawn fresh at every step (the authors: a fixed set of 1.6M training words).",
+        ]
+        if scale in ("small", "medium"):
+            try:
+                s = get_preset(PRESET).settings(scale, None)
+            except SpecError:
+                return notes
+            notes.append(
+                f"{PRESET} at this scale: {s['layers']} block(s) of width {s['d_model']}, {s['steps']} steps of "
+                f"{s['batch']} words, lr {s['lr']:g} (the authors: 1 to 5 layers of width 128, 4 heads, 312,500 "
+                "steps of 512 words, lr 1e-4); S5 at this budget is not expected to be learned."
+            )
+        if scale == "tiny":
+            notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
+        return notes
+
+    def markdown(self, table: dict[str, Any]) -> str:
+        lines = [
+            f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
+            "",
+            f"Source: {table['source']}",
+            "",
+            "| variant | model | eigenvalues | layers | trained at | lengths | "
+            "seed: sequence accuracy per length (token accuracy) | L_max | wall s | the paper (§5.2) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in table["cells"]:
+            paper = (c.get("paper") or {}).get("aggregate", "-")
+            for i, rec in enumerate(c["seeds"]):
+                seed = rec["job"]["seed"]
+                if rec.get("status") != "done":
+                    row = ["-", "-", f"{seed}: not run", "-", "-"]
+                else:
+                    cap = "≥" if rec.get("l_max_capped") else ""
+                    row = [
+                        str(rec["layers"]),
+                        rec["train_length"].split("..")[0],
+                        " / ".join(str(n) for n in rec["lengths"]),
+                        f"{seed}: "
+                        + " / ".join(f"{a:.3f}" for a in rec["sequence_accuracy"])
+                        + " (token accuracy "
+                        + " / ".join(f"{a:.3f}" for a in rec["token_accuracy"])
+                        + ")",
+                        f"{cap}{rec.get('l_max')}",
+                    ]
+                lines.append(
+                    f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | "
+                    f"{ARM_NAMES.get(c['arm'], c['arm'])} | {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | "
+                    f"{rec.get('seconds', '-')} | {paper if i == 0 else ''} |"
+                )
+        if table["notes"]:
+            lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+        return "\n".join(lines) + "\n"
+
+    def plot(self, table: dict[str, Any], path: Path) -> None:
+        """Sequence accuracy against length, one panel per variant (Fig. 4): every seed (thin), the best (bold),
+        the training length dashed."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from fsa2rnn.fsa.io import atomic_write
+
+        tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
+        series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
+        fig, axes = plt.subplots(1, len(tasks), figsize=(max(6.0, 3.4 * len(tasks) + 0.5), 3.4), squeeze=False)
+        for ax, task in zip(axes[0], tasks):
+            for c in table["cells"]:
+                if c["task"] != task:
+                    continue
+                color = f"C{series.index((c['model'], c['arm']))}"
+                label = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
+                for rec in c["seeds"]:
+                    if rec.get("status") == "done":
+                        ax.plot(rec["lengths"], rec["sequence_accuracy"], "-", color=color, lw=0.7, alpha=0.4)
+                if c.get("best_curve"):
+                    ax.plot(c["lengths"], c["best_curve"], "o-", color=color, lw=1.8, ms=3, label=label)
+                    ax.axvline(int(c["train_length"].split("..")[0]), color="grey", ls="--", lw=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(-0.03, 1.03)
+            ax.set_xlabel("sequence length", fontsize=8)
+            ax.set_title(task, fontsize=9)
+        axes[0][0].set_ylabel("sequence accuracy")
+        seen = {}
+        for ax in axes[0]:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                seen.setdefault(label, handle)
+        axes[0][-1].legend(list(seen.values()), list(seen), fontsize=6, loc="best")
+        fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
+        fig.tight_layout()
+        atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
+        plt.close(fig)

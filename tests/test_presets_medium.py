@@ -1,0 +1,65 @@
+"""``--scale medium``: offered by the presets that set it (grazzi-modarith: the CPU budget of docs/grazzi.md's
+search), layered over the paper scale as ``small`` is, refused in one line elsewhere."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from fsa2rnn.cli.main import main
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.nn.train.presets import PRESETS, SCALES, get_preset
+from fsa2rnn.nn.train.run import preset_config
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_medium_is_offered_only_where_a_preset_sets_it():
+    assert SCALES == ("paper", "small", "medium")
+    for name, preset in PRESETS.items():
+        assert preset.scales == (("paper", "small", "medium") if preset.medium is not None else ("paper", "small"))
+        assert preset.scales[:2] == ("paper", "small"), name
+    assert "medium" in get_preset("grazzi-modarith").scales
+    with pytest.raises(SpecError, match="--scale medium: preset 'grazzi-parity' has none"):
+        get_preset("grazzi-parity").settings("medium", None)
+    with pytest.raises(SpecError, match="--scale must be one of paper, small, medium, got 'large'"):
+        get_preset("grazzi-modarith").settings("large", None)
+
+
+def test_modarith_medium_is_the_budget_searched():
+    """The settings of the budget search (docs/grazzi.md): the small scale at width 64, batch 64, 2000 steps."""
+    preset = get_preset("grazzi-modarith")
+    small, medium = preset.settings("small", "deltanet"), preset.settings("medium", "deltanet")
+    changed = {k: (small.get(k), v) for k, v in medium.items() if small.get(k) != v}
+    assert changed == {"d_model": (32, 64), "head_dim": (16, 32), "batch": (32, 64), "steps": (800, 2000),
+                       "val_every": (200, 250)}  # fmt: skip
+    assert set(small) == set(medium)
+    cfg = preset_config("grazzi-modarith", "medium", eig="0,1")
+    assert (cfg.task, cfg.eig, cfg.layers, cfg.labels, cfg.delta_form, cfg.clip) == (
+        "grazzi:modarith", "0,1", 3, "dense", "plain", 1.0)  # fmt: skip
+    # a flag given wins over the scale, as for every preset
+    assert preset_config("grazzi-modarith", "medium", steps=10, batch=8).batch == 8
+    # Mamba at medium: the DeltaNet-only flags are dropped
+    assert "head_dim" not in preset.settings("medium", "mamba")
+
+
+def test_scale_medium_on_the_command_line(tmp_path):
+    res = CliRunner().invoke(main, ["train", "--preset", "grazzi-parity", "--scale", "medium", "--out",
+                                    str(tmp_path / "p")])  # fmt: skip
+    assert res.exit_code == 2 and res.stderr.strip().splitlines() == [
+        "error: --scale medium: preset 'grazzi-parity' has none (it has paper, small)"
+    ]
+    assert not (tmp_path / "p").exists()
+    out = tmp_path / "m"
+    args = ["train", "--preset", "grazzi-modarith", "--scale", "medium", "--steps", "2", "--d-model", "16",
+            "--head-dim", "8", "--layers", "1", "--samples", "8", "--eval-lengths", "8", "--no-lmax",
+            "--quiet"]  # fmt: skip
+    res = CliRunner().invoke(main, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "config.json").read_text())["train"]
+    assert (cfg["batch"], cfg["labels"], cfg["steps"], cfg["d_model"]) == (64, "dense", 2, 16)
+    # the run resumes from its checkpoint with its stored settings (a finished one is only re-evaluated)
+    res = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
+    assert res.exit_code == 0, res.output
