@@ -105,3 +105,8 @@ def test_anchored_arm_learns_z2_and_releases(tmp_path):
     assert exact_run[-10:] == [1.0] * 10  # released after 10 exact validations of the heads
     assert all("anchor_sequence_accuracy" not in r for r in recs if r["step"] > released[0])
     assert res["eval"]["sequence_accuracy"] == [1.0] and res["exact"]["exact"]
+    # --keep-best: the saved model is the evaluated one (the best validation's weights), and says so
+    from fsa2rnn.nn.train.checkpoint import load_checkpoint
+
+    header, _ = load_checkpoint(tmp_path / "run" / "model.safetensors")
+    assert header["finished"] and 0 < header["best_step"] <= header["step"]

@@ -294,6 +294,8 @@ class _Trainer:
             "anchor_streak": self.anchor_streak,
             "release_step": self.release_step,
         }
+        if self.best is not None and self.finished:
+            header["best_step"] = self.best[1]  # --keep-best: the weights are those validated at this step
         save_checkpoint(self.out / MODEL, self.model, header, self.optimizer)
 
     # ------------------------------------------------------------------ one step
@@ -505,8 +507,9 @@ class _Trainer:
             if metrics is not None:
                 metrics.close()
         barrier(self.world)
-        if self.best is not None and self.finished:  # --keep-best: end on the best validation
+        if self.best is not None and self.finished:  # --keep-best: end on the best validation, saved as the run's model
             self.model.load_state_dict(self.best[2])
+            self._checkpoint()
         self.model.eval()
         return {"model": self.model, "step": self.step, "last": self.last, "stopped_early": self.stopped_early}
 
