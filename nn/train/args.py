@@ -109,7 +109,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--nu",), dict(type=float, help="NFSM: ν, the Gumbel noise scale and the softmax temperature (authors': 0.5).")),
     (("--explore",), dict(type=float, help="NFSM: exploration penalty β, free loss (authors': 0.03; default 0).")),
     (("--anchor-explore",), dict(type=float, help="NFSM: β while anchored (authors': 0.01; default 0).")),
-    (("--keep-best/--no-keep-best",), dict(default=None, help="End on the best validated weights, saved as the run's model (default: last).")),
+    (
+        ("--keep-best/--no-keep-best",),
+        dict(default=None, help="End on the best validated weights, saved as the run's model (default: last)."),
+    ),
     (("--steps",), dict(type=int, help="Optimizer steps (default 2000).")),
     (("--batch",), dict(type=int, help="Global batch size in words (default 64).")),
     (("--lr",), dict(type=float, help="Peak learning rate of AdamW (default 1e-3).")),
