@@ -18,6 +18,7 @@ import statistics
 from typing import Any
 
 from .base import Job, Reproduction
+from .runner import TINY_NOTE
 
 _K = 1024
 _M = 1 << 20
@@ -290,7 +291,7 @@ class BrandoitTable1(Reproduction):
                 "64, against 0.32 at width 32)."
             )
         if scale == "tiny":
-            notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
+            notes.insert(0, TINY_NOTE)
         return notes
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from ...tasks.dlr import DLR_TASKS
 from ..presets import get_preset
 from .base import Job, Reproduction
+from .runner import TINY_NOTE, heading, notes_block, save_plot
 
 #: the long-Shift row (Table 2) and the models run on it
 LONG_SHIFT = "shift-long"
@@ -121,7 +122,7 @@ class DLRAtomic(Reproduction):
             "eigenvalues, log Δ ~ U(log 0.001, log 0.1)); it shares the DLR's out_proj(GELU(·)) and has no D skip.",
         ]
         if scale == "tiny":
-            notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
+            notes.insert(0, TINY_NOTE)
         return notes
 
     # ------------------------------------------------------------------ the table and its plot
@@ -131,10 +132,7 @@ class DLRAtomic(Reproduction):
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         models = [m for m in self.models if any(m == c["model"] for c in table["cells"])]
         lines = [
-            f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
-            "",
-            f"Source: {table['source']}",
-            "",
+            *heading(table),
             "R²: the median over the seeds, then every seed (seed: R²); – not in the table.",
             "",
             "| task | length | " + " | ".join(MODEL_NAMES[m] for m in models) + " | the paper (in words) | wall s |",
@@ -148,8 +146,7 @@ class DLRAtomic(Reproduction):
             texts = [_cell_text(c) for c in row]
             finding = (present[0].get("paper") or {}).get("finding", "-") if present else "-"
             lines.append(f"| {task} | {length} | " + " | ".join(texts) + f" | {finding} | {seconds} |")
-        if table["notes"]:
-            lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+        lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
@@ -158,8 +155,6 @@ class DLRAtomic(Reproduction):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-
-        from fsa2rnn.fsa.io import atomic_write
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         models = [m for m in self.models if any(m == c["model"] for c in table["cells"])]
@@ -186,9 +181,7 @@ class DLRAtomic(Reproduction):
         ax.set_ylabel("R² (seeds: dots; median: bar)")
         ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
         ax.legend(fontsize=7, loc="lower left")
-        fig.tight_layout()
-        atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
-        plt.close(fig)
+        save_plot(fig, path)
 
 
 def _cell_text(cell: dict[str, Any] | None) -> str:

@@ -19,6 +19,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..presets import get_preset
 from .base import Job, Reproduction
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
+from .runner import TINY_NOTE, heading, notes_block, save_plot
 
 PRESET = "grazzi-s5"
 #: the table's variant → fsa2rnn task
@@ -123,15 +124,12 @@ class GrazziS5(Reproduction):
                 "steps of 512 words, lr 1e-4); S5 at this budget is not expected to be learned."
             )
         if scale == "tiny":
-            notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
+            notes.insert(0, TINY_NOTE)
         return notes
 
     def markdown(self, table: dict[str, Any]) -> str:
         lines = [
-            f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
-            "",
-            f"Source: {table['source']}",
-            "",
+            *heading(table),
             "| variant | model | eigenvalues | layers | trained at | lengths | "
             "seed: sequence accuracy per length (token accuracy) | L_max | wall s | the paper (§5.2) |",
             "|---|---|---|---|---|---|---|---|---|---|",
@@ -160,8 +158,7 @@ class GrazziS5(Reproduction):
                     f"{ARM_NAMES.get(c['arm'], c['arm'])} | {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | "
                     f"{rec.get('seconds', '-')} | {paper if i == 0 else ''} |"
                 )
-        if table["notes"]:
-            lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+        lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
@@ -171,8 +168,6 @@ class GrazziS5(Reproduction):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-
-        from fsa2rnn.fsa.io import atomic_write
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
@@ -200,6 +195,4 @@ class GrazziS5(Reproduction):
                 seen.setdefault(label, handle)
         axes[0][-1].legend(list(seen.values()), list(seen), fontsize=6, loc="best")
         fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
-        fig.tight_layout()
-        atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
-        plt.close(fig)
+        save_plot(fig, path)

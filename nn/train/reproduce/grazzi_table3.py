@@ -27,6 +27,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
 from .base import Job, Reproduction
+from .runner import TINY_NOTE, heading, notes_block, save_plot
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
 TASKS = {
@@ -203,16 +204,13 @@ class GrazziTable3(Reproduction):
                     + (" The bracket task judges the answer only." if preset_name == "grazzi-modarith" else "")
                 )
         if scale == "tiny":
-            notes.insert(0, "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing.")
+            notes.insert(0, TINY_NOTE)
         return notes
 
     # ------------------------------------------------------------------ the table and the plot
     def markdown(self, table: dict[str, Any]) -> str:
         lines = [
-            f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
-            "",
-            f"Source: {table['source']}",
-            "",
+            *heading(table),
             "| task | model | eigenvalues | labels · conv · form | ours: best | ours: median ± MAD | lr | "
             "≥ 0.99 | paper: best (Table 3) | paper: median ± MAD (Table 5) | wall s |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -247,8 +245,7 @@ class GrazziTable3(Reproduction):
                     + ", ".join(_run_text(r) for r in recs)
                     + f" | {'-' if not done else format(statistics.median(done), '.3f')} |"
                 )
-        if table["notes"]:
-            lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+        lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
@@ -258,8 +255,6 @@ class GrazziTable3(Reproduction):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-
-        from fsa2rnn.fsa.io import atomic_write
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = [(m, a) for m in MODELS for a in ARMS if any((c["model"], c["arm"]) == (m, a) for c in table["cells"])]
@@ -291,9 +286,7 @@ class GrazziTable3(Reproduction):
         axes[0][-1].plot([], [], "o", color="C0", ms=4, label="ours: seeds (bar: best)")
         axes[0][-1].legend(fontsize=6, loc="center right")
         fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
-        fig.tight_layout()
-        atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
-        plt.close(fig)
+        save_plot(fig, path)
 
 
 def _setting(cell: dict[str, Any]) -> str:

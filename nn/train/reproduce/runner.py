@@ -123,12 +123,36 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
     }
 
 
-def table_markdown(table: dict[str, Any]) -> str:
-    lines = [
+TINY_NOTE = "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing."
+
+
+def heading(table: dict[str, Any]) -> list[str]:
+    """The first lines of every table.md: the title with the command that made it, and the source."""
+    return [
         f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
         "",
         f"Source: {table['source']}",
         "",
+    ]
+
+
+def notes_block(table: dict[str, Any]) -> list[str]:
+    """The last lines of every table.md: the table's notes (the deviations that remain at its scale)."""
+    return ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]] if table["notes"] else []
+
+
+def save_plot(fig: Any, path: Path) -> None:
+    """Write a table's figure as DIR/plot.png (atomically) and free it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
+    plt.close(fig)
+
+
+def table_markdown(table: dict[str, Any]) -> str:
+    lines = [
+        *heading(table),
         "| task | model | arm | ours | learned | exact | paper | paper, per seed | ours, per seed | wall s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -140,8 +164,7 @@ def table_markdown(table: dict[str, Any]) -> str:
             f"{c.get('exact', '-')} | {paper.get('aggregate', '-')} | {' '.join(paper.get('seeds', [])) or '-'} | "
             f"{per_seed} | {c['seconds']} |"
         )
-    if table["notes"]:
-        lines += ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]]
+    lines += notes_block(table)
     return "\n".join(lines) + "\n"
 
 
@@ -188,6 +211,4 @@ def plot_table(table: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("L_max (≥: no failure up to the cap)")
     ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
-    plt.close(fig)
+    save_plot(fig, path)
