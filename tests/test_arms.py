@@ -110,3 +110,41 @@ def test_anchored_arm_learns_z2_and_releases(tmp_path):
 
     header, _ = load_checkpoint(tmp_path / "run" / "model.safetensors")
     assert header["finished"] and 0 < header["best_step"] <= header["step"]
+
+
+def test_keep_best_saves_the_best_validations_weights_not_the_last(tmp_path, monkeypatch):
+    """Validation scores forced to fall after the first check: the run must end on, evaluate and save the weights of
+    that first validation (step 2), not those of the last step (6), which later steps changed."""
+    import torch
+
+    import fsa2rnn.nn.train.trainer as trainer
+    from fsa2rnn.nn.train.checkpoint import load_checkpoint
+
+    calls = []
+    validate = trainer._Trainer._validate
+
+    def falling(self):
+        rec = validate(self)
+        calls.append(1)
+        first = len(calls) == 1
+        return {**rec, "val_sequence_accuracy": 1.0 if first else 0.0, "val_token_accuracy": 1.0 if first else 0.0}
+
+    evaluated = {}
+    finish = trainer.finish
+
+    def spy(prep, result):
+        evaluated.update({k: v.detach().clone() for k, v in result["model"].state_dict().items()})
+        return finish(prep, result)
+
+    monkeypatch.setattr(trainer._Trainer, "_validate", falling)
+    monkeypatch.setattr(trainer, "finish", spy)
+    cfg = TrainConfig(
+        task="brandoit:Z2", model="nfsm", d_model=16, batch=8, steps=6, lr=1e-2, warmup=0.0, val_every=2,
+        val_samples=8, log_every=2, keep_best=True, early_stop=0, eval_lengths=[16], samples=4, cap=16,
+        train_length="16..16", progress=False,
+    )  # fmt: skip
+    trainer.train(cfg, tmp_path / "run")
+    header, saved = load_checkpoint(tmp_path / "run" / "model.safetensors")
+    assert (header["best_step"], header["step"]) == (2, 6)
+    shared = [k for k in evaluated if k in saved]
+    assert shared and all(torch.equal(saved[k], evaluated[k]) for k in shared)
