@@ -68,6 +68,12 @@ class OpInputError(FsaError, ValueError):
     """A tensor passed to an op has the wrong shape, dtype or values (the message names it)."""
 
 
+class PluginError(FsaError):
+    """A registered extension (a target, layer, task or table from an installed package or a ``register_*`` call)
+    cannot be used: it does not import, lacks what its registry requires, or reuses a name. The message names the
+    plug-in and where it came from."""
+
+
 class UnknownTheoremError(FsaError, KeyError):
     """No registered claim has this id."""
 
