@@ -167,8 +167,10 @@ def match_spectra(a: np.ndarray, b: np.ndarray, *, pad: bool = True) -> tuple[np
         n = max(na, nb)
         a, b = (np.concatenate([x, np.full(n - len(x), PAD)]) for x in (a, b))
     cost = np.abs(a[:, None] - b[None, :])
-    # ties (an eigenvalue 1 against a real 1 or the padding) go to the real eigenvalue
+    # among matchings of equal total, the real pairs are the closest ones (an eigenvalue 1 goes to a real 1, and
+    # the padding takes what is far), and ties between a real eigenvalue and the padding go to the real eigenvalue
     tie = np.zeros_like(cost)
+    tie[:na, :nb] += 1e-9 * cost[:na, :nb]
     tie[na:, :] += 1e-9
     tie[:, nb:] += 1e-9
     r, c = linear_sum_assignment(cost + tie)

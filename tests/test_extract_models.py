@@ -287,6 +287,19 @@ def test_compiled_spectra_are_the_theorys():
     assert spectrum_distance([-0.92, 1.0], [1.0]) == pytest.approx(1.92)  # the −0.92 with no compiled partner
 
 
+@pytest.mark.parametrize("near_one", [1.0, 1.0 - 1e-7, 1.0 + 1e-7])
+def test_each_compiled_eigenvalue_is_shown_with_its_closest_trained_partner(near_one):
+    """Matchings of equal total gap: the compiled 1 pairs with a trained 1, the padding takes the far −0.91 (the
+    order of equal floats does not decide it)."""
+    from fsa2rnn.realize.compare import spectra_rows
+
+    trained = [{"symbol": "a", "layer": 1, "head": 0, "eigenvalues": [-0.9098, near_one, 1.0, 1.0]}]
+    (row,) = spectra_rows(trained, {"a": np.array([1.0 + 0j])})
+    assert row["matched"][0][0] == pytest.approx(1.0, abs=1e-6)
+    assert sorted(p[0] for p in row["unpaired"])[0] == pytest.approx(-0.9098)
+    assert row["core_distance"] == pytest.approx(0.0, abs=1e-6) and row["distance"] == pytest.approx(1.9098)
+
+
 def test_padded_spectrum_distance_against_brute_force():
     """The padded matching against every permutation: least total gap, and that matching's largest gap."""
     import itertools
