@@ -1,8 +1,17 @@
 """Test configuration. TRITON_INTERPRET must be set before any triton.jit runs, so it is set here, first."""
 
 import os
+import sys
+from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
+
+# The test plug-in package (tests/plugins/fsa2rnn_toys, with its committed .dist-info) is importable here and in every
+# subprocess the tests start, so that its entry points register exactly as an installed package's would.
+PLUGINS = str(Path(__file__).resolve().parent / "plugins")
+if PLUGINS not in sys.path:
+    sys.path.insert(0, PLUGINS)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (PLUGINS, os.environ.get("PYTHONPATH", "")) if p)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
