@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test lint docs shell bench clean
+.PHONY: setup demo test lint docs shell bench clean mutants mutants-sample
 
 $(BIN)/fsa2rnn: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
@@ -37,6 +37,20 @@ shell: setup
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Mutation testing (docs/mutation.md): the modules of MUTANTS_PHASE (or MUTANTS_MODULES, paths), niced, resumable;
+# work files in MUTANTS_DIR, reports in MUTANTS_DIR/reports, scores in mutation/scores.json. In the background:
+# `nohup make mutants MUTANTS_DIR=/some/dir > mutants.log 2>&1 &` (run it again to resume).
+MUTANTS_DIR   ?= out/mutants
+MUTANTS_JOBS  ?= 1
+MUTANTS_PHASE ?= 1
+mutants: setup
+	@OMP_NUM_THREADS=1 nice -n 15 $(BIN)/python -m mutation run --phase $(MUTANTS_PHASE) --dir $(MUTANTS_DIR) \
+		--jobs $(MUTANTS_JOBS) $(if $(MUTANTS_MODULES),--modules $(MUTANTS_MODULES))
+
+# The CI step: the sampled mutants (mutation/sample.txt) must be killed, and no tracked score below its floor.
+mutants-sample: setup
+	@OMP_NUM_THREADS=1 $(BIN)/python -m mutation sample --dir $(MUTANTS_DIR)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis out site

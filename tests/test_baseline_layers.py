@@ -138,6 +138,21 @@ def test_pdssm_transition_is_column_one_hot_times_diagonal_and_forward_applies_i
     assert torch.allclose(got, torch.stack(want, 1), atol=1e-12)
 
 
+def test_pdssm_diagonal_phase_is_two_pi_sigma_so_eigenvalues_reach_the_lower_half_plane():
+    """D(x) = σ(MLP_r(x)) e^{2πi σ(MLP_φ(x))}: with the phase MLP's output weights zeroed, σ = v from its bias, and
+    the eigenvalues (the diagonal entries of A(x) = P(x) D(x)) have angle 2πv — below the real axis for v > 1/2."""
+    torch.manual_seed(0)
+    layer = PDSSM(D, 4, n_dict=3).double().eval()
+    v = torch.tensor([0.1, 0.4, 0.6, 0.85], dtype=torch.float64)
+    with torch.no_grad():
+        layer.phase_out.weight.zero_()
+        layer.phase_out.bias.copy_(torch.log(v / (1 - v)))
+        diag = layer.diagonal(_x(2, 3))
+    want = torch.polar(torch.ones_like(v), 2 * math.pi * v)
+    assert torch.allclose(diag / diag.abs(), want.expand_as(diag), atol=1e-12)
+    assert (diag.imag[..., 2:] < 0).all() and (diag.imag[..., :2] > 0).all()
+
+
 def test_pdssm_initialization_and_bad_settings():
     torch.manual_seed(0)
     layer = PDSSM(64, n_dict=8)

@@ -284,3 +284,31 @@ def test_margin_is_the_exact_models_not_one_computed_at_the_dtype():
             hits += 1
             assert not cert["certified"] and cert["rows_below"] > 0, cert["statement"]
     assert hits > 0
+
+
+def test_row_margin_is_best_minus_second_best_not_best_minus_worst():
+    from fsa2rnn.realize.certificate import row_margins
+
+    # one key, one head of 3 indices: rows [1, 1 − 1e-4, −5], [2, 0, −1], [0, 3, 1] (unequal non-best logits)
+    rows = np.array([[1.0, 1.0 - 1e-4, -5.0], [2.0, 0.0, -1.0], [0.0, 3.0, 1.0]])
+    margins, bounds = row_margins(np.eye(1), rows.reshape(-1, 1), np.zeros(9), [3], "float32")
+    assert margins == pytest.approx([1e-4, 2.0, 2.0], rel=1e-9) and bounds.shape == (3,)
+
+
+def test_a_row_with_a_close_second_best_is_refused_though_its_worst_logit_is_far():
+    """T4's compiled rows give every non-best logit one value; make one row's second best 4e-3 below its best (the
+    argmax unchanged, the tables still right at float16): its margin 4e-3 is below twice the float16 rounding bound,
+    so the model is not certified there, while its best − worst logit (1) would pass."""
+    model = compile_nfsm(automaton_named("T4"))
+    module = load_model(model)
+    layer = module.layers[0]
+    d = layer.heads[0]
+    with torch.no_grad():
+        logits = layer.logits.weight[:, 0] + layer.logits.bias  # key 0 (one-hot embedding)
+        best = int(logits[:d].argmax())
+        other = (best + 1) % d
+        layer.logits.weight[other, 0] += logits[best] - 4e-3 - logits[other]
+    cert = margin_certificate(module, "float16")
+    assert cert["tables_match"] and not cert["certified"] and cert["rows_below"] == 1, cert["statement"]
+    assert cert["margin"] == pytest.approx(4e-3, rel=1e-9)
+    assert margin_certificate(module, "float32")["certified"]  # 4e-3 is far above float32's bound

@@ -192,6 +192,25 @@ def test_nfsm_tables_match_the_compiled_ones_up_to_relabeling(flipflop_nfsm):
 
 
 # ---------------------------------------------------------------------------------------------------- pieces
+def test_monoid_comparison_tells_same_size_monoids_apart_by_aperiodicity():
+    """x = [1, 0, 0] generates {1, x, x²} with the group {x, x²} ≅ Z2 inside (not aperiodic); y = [1, 2, 2]
+    generates {1, y, y²}, aperiodic; neither is a group, both have 3 elements: same size, not the same kind — in
+    either order, and each is the same kind as itself."""
+    from fsa2rnn.realize.compare import monoid_comparison
+    from fsa2rnn.realize.moore import MooreMachine
+
+    def machine(row):
+        return MooreMachine(Automaton(np.array([row]), initial=0), np.arange(3), ("a", "b", "c"))
+
+    x, y = machine([1, 0, 0]), machine([1, 2, 2])
+    for a, b in ((x, y), (y, x)):
+        res = monoid_comparison(a, b)
+        assert res["same_size"] and not res["same_kind"], res
+        assert res["extracted"]["is_aperiodic"] != res["target"]["is_aperiodic"]
+        assert not res["extracted"]["is_group"] and not res["target"]["is_group"]
+    assert monoid_comparison(x, x)["same_kind"] and monoid_comparison(y, y)["same_kind"]
+
+
 def test_steady_transition_is_the_transition_inside_a_run_of_the_symbol():
     """A(x) with the short convolution full of x equals ΔS_m · ΔS_{m−1}^{-1} of two forward runs of x^m from
     different start states (the op's own recurrence, not transition())."""

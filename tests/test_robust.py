@@ -124,6 +124,45 @@ def test_push_is_the_shortest_way_out_of_the_cell(spec, compiler, face):
         assert bool(inside.reshape(16, -1).all())
 
 
+@pytest.mark.parametrize(
+    "spec,compiler", [("Z5", compile_householder), ("S5", compile_nfsm), ("T4", compile_householder)]
+)
+def test_face_distance_is_where_the_nearest_code_changes_label(spec, compiler):
+    """Block.face: from points near code points, the nearest code point (cdist) keeps its label up to the distance
+    the face reports along its normal, and has another label just past it."""
+    from fsa2rnn.realize.steppers import Block
+
+    st = stepper_for(compiler(resolve_spec(spec)))
+    gen = torch.Generator().manual_seed(2)
+    for b in st.blocks:
+        assert isinstance(b, Block) and not b.cube
+        u = b.codes[torch.randint(0, len(b.codes), (64,), generator=gen)]
+        offset = torch.randn(u.shape, generator=gen, dtype=torch.float64)
+        u = u + 0.1 * b.radius * offset / offset.norm(dim=1, keepdim=True)
+        d, normal = b.face(u)
+
+        def label(v, b=b):
+            return b.labels[torch.cdist(v, b.codes).argmin(-1)]
+
+        assert torch.equal(label(u + (d - 1e-9)[:, None] * normal), label(u))
+        assert not (label(u + (d + 1e-9)[:, None] * normal) == label(u)).any()
+
+
+def test_push_picks_the_nearest_face_across_voronoi_and_cube_blocks():
+    """A state of a Voronoi block (codes 0 and 2 on a line) and a rounding-cube block: the push leaves through the
+    nearer of the two faces (the bisector at 1, the cube's face at 1/2)."""
+    from fsa2rnn.realize.steppers import Block, Stepper
+
+    st = Stepper()
+    st.blocks = [
+        Block(0, 1, torch.tensor([[0.0], [2.0]], dtype=torch.float64), torch.tensor([0, 1])),
+        Block(1, 2, torch.tensor([[0.0], [1.0]], dtype=torch.float64), torch.tensor([0, 1]), cube=True),
+    ]
+    h = torch.tensor([[0.7, 0.15], [0.5, 0.05], [0.2, 0.4]], dtype=torch.float64)  # faces at 0.3|0.35, 0.5|0.45, …
+    want = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], dtype=torch.float64)
+    assert torch.equal(st.push(h), want)
+
+
 def test_perturbations_stay_in_the_ball_and_point_to_the_nearest_wrong_cell(householder):
     st = stepper_for(householder["S5"])
     h = st.initial(500) + 0.01
@@ -224,6 +263,20 @@ def test_nfsm_is_robust_below_eta_star_and_not_above(nfsm, spec):
     word = np.array([[a.symbols.index(s) for s in above["witness"]]])
     got, _, _ = run(stepper_for(model), word, eta=1.1 / ROOT2)
     assert int(got[0, -1]) != int(a.run(word, start=np.full(1, model.initial))[0, -1])
+
+
+@pytest.mark.parametrize(
+    "spec,compiler", [("flipflop", compile_nfsm), ("T4", compile_nfsm), ("regex:(a|b)*ab", compile_affine)]
+)
+def test_the_radius_is_exclusive_robust_one_ulp_below_not_at_it(spec, compiler):
+    """η* is a strict bound (η < η*): at η = η* exactly a perturbation reaches the face between two cells, so the
+    verdict is not_robust; one ulp below it is robust (the NFSM's half attractor distance, the shift register's
+    certified radius)."""
+    model = compiler(resolve_spec(spec))
+    star = check_conditions(model, 1e-9, simulate=False)["radius"]
+    assert check_conditions(model, math.nextafter(star, 0), simulate=False)["verdict"] == "robust"
+    at = check_conditions(model, star, simulate=False)
+    assert at["verdict"] == "not_robust", at["evidence"]
 
 
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)

@@ -206,6 +206,31 @@ def _integer_product_transposed(orig):
     return lambda factors, n: orig(factors, n).T
 
 
+def _source(old: str, new: str):
+    """A fault planted in the function's own source: ``old`` (once in it) replaced by ``new``, the function
+    recompiled in its module's namespace (so a retarget after a refactor keeps the fault's text)."""
+    import inspect
+    import textwrap
+
+    def make(orig):
+        fn = inspect.unwrap(orig)
+        src = textwrap.dedent(inspect.getsource(fn))
+        assert src.count(old) == 1, f"{fn.__qualname__}: {old!r} occurs {src.count(old)} times"
+        namespace = dict(fn.__globals__)
+        exec(compile(src.replace(old, new), inspect.getsourcefile(fn), "exec"), namespace)
+        return namespace[fn.__name__]
+
+    return make
+
+
+def _transposed(orig):
+    return lambda self, x, steady=False: orig(self, x, steady).transpose(-1, -2)
+
+
+def _tolerant_same(orig):
+    return lambda stored, exact: np.shape(stored) == np.shape(exact) and bool(np.allclose(stored, exact, atol=1e-6))
+
+
 MUTANTS = [
     Mutant("DeltaNet β_max = 1", "fsa2rnn.nn.layers.delta_product:DeltaProduct.beta", _beta_max_1, ("grazzi.sec4.2",)),
     Mutant(
@@ -301,6 +326,42 @@ MUTANTS = [
         "fsa2rnn.nn.ops.table_scan:torch_table_scan",
         _merge_by_one_hot,
         ("brandoit.def5.1",),
+    ),
+    Mutant(
+        "parity compiled as a 2×2 rotation by π (width 2, two reflections)",
+        "fsa2rnn.compiler.cyclic_to_rotation:rotation",
+        _source("if m <= 2:", "if m < 2:"),
+        ("grazzi.thm3",),
+    ),
+    Mutant(
+        "DeltaProduct transition transposed",
+        "fsa2rnn.nn.layers.delta_product:DeltaProduct.transition",
+        _transposed,
+        ("grazzi.sec4.2",),
+    ),
+    Mutant(
+        "exact checker loosened to a 1e-6 tolerance",
+        "fsa2rnn.compiler.exact.lrnn:_same",
+        _tolerant_same,
+        ("grazzi.thm3", "grazzi.thm4", "grazzi.thm6"),
+    ),
+    Mutant(
+        "NFSM radius inclusive (η ≤ η* robust)",
+        "fsa2rnn.realize.conditions:_nfsm",
+        _source("if eta < star:", "if eta <= star:"),
+        ("brandoit.thm3.1",),
+    ),
+    Mutant(
+        "certified radius inclusive (η ≤ η* robust)",
+        "fsa2rnn.realize.conditions:_certified",
+        _source("if eta < star:", "if eta <= star:"),
+        ("brandoit.thm3.1", "brandoit.thm4.1.ii"),
+    ),
+    Mutant(
+        "row margin best − worst",
+        "fsa2rnn.realize.certificate:row_margins",
+        _source("(top2[..., 1] - top2[..., 0])", "(top2[..., 1] - np.sort(blk, axis=-1)[..., 0])"),
+        ("brandoit.propG.3",),
     ),
     Mutant(
         "extracted tables always reported matching",

@@ -17,7 +17,7 @@ from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.monoid import TransitionMonoid
 
-from .. import conditions
+from .. import conditions, spectral
 from ..conditions import check_conditions
 from ..robust import drift, l_max, perturbation, run
 from ..steppers import stepper_for
@@ -35,6 +35,16 @@ def _random_automata(count: int, seed: int) -> list[Automaton]:
         n, k = int(rng.integers(2, 7)), int(rng.integers(1, 4))
         out.append(Automaton(rng.integers(0, n, (k, n)), initial=0, name=f"random{i}"))
     return out
+
+
+def _exclusive_radius(model, star: float, spec: str) -> None:
+    """The certified radius is exclusive, probed at the threshold itself: robust one ulp below η*, not at η*."""
+    just_below = conditions.check_conditions(model, math.nextafter(star, 0), simulate=False)["verdict"]
+    at = conditions.check_conditions(model, star, simulate=False)["verdict"]
+    require(
+        just_below == "robust" and at == "not_robust",
+        f"{spec} {model.target}: {just_below} one ulp below η* = {star!r}, {at} at η* (want robust, not_robust)",
+    )
 
 
 @theorem(
@@ -58,6 +68,7 @@ def thm31(thorough: bool) -> Part:
         a = resolve_spec(spec)
         model = compiler(a)
         star = conditions.check_conditions(model, 1e-9, simulate=False)["radius"]
+        _exclusive_radius(model, star, spec)
         below = conditions.check_conditions(model, 0.9 * star, cap=cap)
         require(
             below["verdict"] == "robust" and not below["contradiction"],
@@ -73,7 +84,10 @@ def thm31(thorough: bool) -> Part:
         got, _, _ = run(stepper_for(model), ids, eta=1.1 * star, perturbation_kind="adversarial", seed=0)
         want = a.run(ids, start=np.full(1, model.initial))
         require(bool((got.numpy()[0] != want[0]).any()), f"{spec}: the failing word {word} is read right on replay")
-        out.append(f"{spec} {model.target}: η* = {star:.4g}, robust at 0.9η*, failing word {''.join(word)} at 1.1η*")
+        out.append(
+            f"{spec} {model.target}: η* = {star:.4g}, robust one ulp below η* and at 0.9η*, not at η* itself, failing "
+            f"word {''.join(word)} at 1.1η*"
+        )
     z5 = compile_householder(resolve_spec("Z5"))
     res = conditions.check_conditions(z5, 2e-2, cap=cap)
     require(
@@ -82,7 +96,8 @@ def thm31(thorough: bool) -> Part:
     )
     out.append(f"Z5 householder at η = 0.02: not_robust, fails at {res['simulation']['l_max']}")
     return checked(
-        "(R1)–(R3) verdicts two-sided at the radius, each failing word replayed: " + "; ".join(out),
+        "(R1)–(R3) verdicts two-sided at the radius (η < η* strictly: probed at η* and one ulp below), each failing "
+        "word replayed: " + "; ".join(out),
         cases=", ".join(s for s, _ in models) + ", Z5",
         samples=f"16 random words up to length {cap} per robust verdict; the witness word on replay",
         tolerance="none (readout equal)",
@@ -184,8 +199,16 @@ def _image_geometry(model, eta: float, words: list[list[int]], per: int) -> tupl
     qs = sorted(seen)
     for q in qs:
         centers[q] = seen[q]
+    # boundary points of B̄_η(ι(q)) in antipodal pairs (so the sampled diameter is 2η): random directions and the
+    # directions toward every other code point (where the cell first reaches a bisector)
     g = torch.randn(len(qs), per, stepper.dim, dtype=torch.float64, generator=gen)
+    toward = centers[qs][None, :] - centers[qs][:, None]  # (q, c, D); toward itself: one more random direction
+    extra = torch.randn(toward.shape, dtype=torch.float64, generator=gen)
+    g = torch.cat([g, torch.where(toward.norm(dim=-1, keepdim=True) > 0, toward, extra)], dim=1)
+    g = torch.cat([g, -g], dim=1)
+    per = g.shape[1]
     pts = torch.cat([centers[qs][:, None], centers[qs][:, None] + eta * g / g.norm(dim=-1, keepdim=True)], dim=1)
+    cell = {q: float(torch.cdist(pts[i], pts[i]).max()) for i, q in enumerate(qs)}  # diam U_q, measured
     worst_i, worst_ii = -math.inf, math.inf
     for w in words:
         img = pts.reshape(-1, stepper.dim).to(stepper.dtype)
@@ -194,8 +217,8 @@ def _image_geometry(model, eta: float, words: list[list[int]], per: int) -> tupl
         img = img.double().reshape(len(qs), per + 1, -1)
         end = [int(a.run(np.array(w), start=q)[-1]) for q in qs]
         for i in range(len(qs)):
-            diam, cell = float(torch.cdist(img[i], img[i]).max()), 2 * eta  # U_q: a ball of radius η
-            worst_i = max(worst_i, diam - (cell - 2 * eta))
+            diam = float(torch.cdist(img[i], img[i]).max())
+            worst_i = max(worst_i, diam - (cell[end[i]] - 2 * eta))
             for j in range(i + 1, len(qs)):
                 if end[i] != end[j]:
                     worst_ii = min(worst_ii, float(torch.cdist(img[i], img[j]).min()))
@@ -215,11 +238,22 @@ def thm33(thorough: bool) -> Part:
     for spec in ["flipflop", "T4"]:
         a = resolve_spec(spec)
         words = [list(w) for k in range(1, length + 1) for w in itertools.product(range(a.n_symbols), repeat=k)]
-        eta = 0.9 / ROOT2
-        over, gap, two_eta = _image_geometry(compile_nfsm(a, heads="single"), eta, words, 16)
+        model = compile_nfsm(a, heads="single")
+        star = conditions.check_conditions(model, 1e-9, simulate=False)["radius"]  # η*, read from the model
+        eta = 0.9 * star
+        over, gap, two_eta = _image_geometry(model, eta, words, 16)
         require(over <= 1e-12, f"{spec} NFSM: an image is wider than diam U − 2η by {over:.3g}")
         require(gap >= two_eta - 1e-12, f"{spec} NFSM: images of different states only {gap:.3g} < 2η apart")
-        out.append(f"{spec} NFSM at 0.9η*: excess width {over:.2g} ≤ 0, separation {gap:.3g} ≥ 2η = {two_eta:.3g}")
+        over_hi, gap_hi, two_hi = _image_geometry(model, 1.1 * star, words, 16)
+        require(
+            over_hi > 1e-12 and gap_hi < two_hi,
+            f"{spec} NFSM at 1.1η*: excess width {over_hi:.3g}, separation {gap_hi:.3g} vs 2η = {two_hi:.3g} (both "
+            "should fail above the model's radius)",
+        )
+        out.append(
+            f"{spec} NFSM (η* = {star:.4g} from the model) at 0.9η*: excess width {over:.2g} ≤ 0, separation "
+            f"{gap:.3g} ≥ 2η = {two_eta:.3g}; at 1.1η* both fail (excess {over_hi:.3g}, separation {gap_hi:.3g})"
+        )
     a = resolve_spec("Z5")
     eta = 1e-2
     over, _, _ = _image_geometry(compile_householder(a), eta, [[0], [1], [1, 4]], 16)
@@ -228,7 +262,8 @@ def thm33(thorough: bool) -> Part:
     return checked(
         f"words up to length {length}: " + "; ".join(out),
         cases="flipflop, T4 (NFSM, one head), Z5 (Householder)",
-        samples="16 boundary points per cell plus its center",
+        samples="per cell: its center and antipodal pairs of boundary points (16 random directions and the "
+        "directions toward every other code point); diam U measured on them",
         tolerance="1e-12",
     )
 
@@ -344,10 +379,23 @@ def thm41ii(thorough: bool) -> list[Part]:
     # states), a failing word at 1.1·η* (the radius is tight), and no robust verdict its own simulation contradicts
     cap = 2**10 if thorough else 2**8
     out = []
-    for spec in ["regex:(a|b)*ab", "regex:(a|b)*a(a|b)(a|b)"]:
+    for spec, compiler in [
+        ("regex:(a|b)*ab", compile_affine),
+        ("regex:(a|b)*a(a|b)(a|b)", compile_affine),
+        ("regex:(a|b)*ab", compile_householder),
+    ]:
         a = resolve_spec(spec)
-        model = compile_affine(a)
+        model = compiler(a)
         star = conditions.check_conditions(model, 1e-9, simulate=False)["radius"]
+        if compiler is compile_affine:
+            k = model.summary["definite_degree"]
+            require(
+                star == affine_compiler.robust_radius(k), f"{spec}: radius {star!r}, the compiler's {k}-definite one"
+            )
+        else:  # a Householder cascade of a definite automaton: branch (ii), exactly
+            branch = spectral.theorem41_branch(model)
+            require(branch["branch"] == "ii" and branch["exact"], f"{spec} householder: branch {branch['branch']}")
+        _exclusive_radius(model, star, spec)
         res = conditions.check_conditions(model, 0.9 * star, cap=cap)
         require(
             res["verdict"] == "robust" and not res["contradiction"],
@@ -355,11 +403,13 @@ def thm41ii(thorough: bool) -> list[Part]:
         )
         above = conditions.check_conditions(model, 1.1 * star, cap=cap)
         require(above["verdict"] == "not_robust" and above["witness"], f"{spec}: no failing word at 1.1·η*")
-        out.append(f"{spec} (η* = {star:.4g}, fails at 1.1η* on {''.join(above['witness'])})")
+        out.append(f"{spec} {model.target} (η* = {star:.4g}, fails at 1.1η* on {''.join(above['witness'])})")
     parts.append(
         checked(
-            "definite automata as shift registers: robust at 0.9·η*, a failing word at 1.1·η*: " + ", ".join(out),
-            cases="regex:(a|b)*ab, regex:(a|b)*a(a|b)(a|b)",
+            "definite automata as shift registers and as a Householder cascade (branch (ii), decided exactly): robust "
+            "one ulp below η* and at 0.9·η*, not at η* (the radius is exclusive), a failing word at 1.1·η*: "
+            + ", ".join(out),
+            cases="regex:(a|b)*ab, regex:(a|b)*a(a|b)(a|b) (affine); regex:(a|b)*ab (householder cascade)",
             samples=f"16 random words up to length {cap} (adversarial)",
             tolerance="none (readout equal)",
         )
@@ -684,6 +734,24 @@ def _scaled_nfsm(model, factor: float):
     return module
 
 
+def _close_second_best(model, gap: float):
+    """The NFSM module of ``model`` with one table row's second-best logit ``gap`` below its best (key 0 of the first
+    layer, index 0 of its first head: one weight changed; the argmax, hence the tables, unchanged), every other
+    row as compiled (all non-best logits equal)."""
+    from fsa2rnn.nn import load_model
+
+    module = load_model(model)
+    layer = module.layers[0]
+    d = layer.heads[0]
+    with torch.no_grad():
+        key = int(layer.embedding.weight[0].abs().argmax())  # compiled embeddings are one-hot
+        row = layer.logits.weight[:d, key] * layer.embedding.weight[0, key] + layer.logits.bias[:d]
+        best = int(row.argmax())
+        other = (best + 1) % d
+        layer.logits.weight[other, key] += (row[best] - gap - row[other]) / layer.embedding.weight[0, key]
+    return module
+
+
 @theorem(
     "brandoit.propG.3",
     f"{SRC}, Propositions G.2–G.4",
@@ -717,12 +785,27 @@ def propG3(thorough: bool) -> Part:
                 "read every such logit as 0",
             )
             refused.append(f"{spec} {dt} ({cert['rows_below']} rows below)")
+    # unequal non-best logits: one row's second best 4e-3 below its best, its worst logit 1 below; the certificate
+    # must take best − second (4e-3 < twice float16's bound: refused), never best − worst
+    gap = 4e-3
+    module = _close_second_best(compile_nfsm(resolve_spec("T4")), gap)
+    cert = certificate.margin_certificate(module, "float16")
+    require(
+        cert["tables_match"]
+        and not cert["certified"]
+        and cert["rows_below"] == 1
+        and abs(cert["margin"] - gap) < 1e-12,
+        f"T4 with one second-best logit {gap} below the best: margin {cert['margin']}, {cert['rows_below']} rows "
+        f"below, certified {cert['certified']} (want the margin {gap}, one row below, refused at float16)",
+    )
+    refused.append(f"T4 with one row's second best {gap} below its best (worst 1 below): margin {gap}, 1 row below")
     return checked(
         "certified (every row's exact margin > 2·(β_D + β₆₄), tables realize the automaton): "
         + ", ".join(certified)
         + "; refused for the same models with every logit scaled so the smallest margin is 4N (N: the dtype's "
         "smallest normal; flush-to-zero may zero them): " + ", ".join(refused),
-        cases=", ".join(specs) + " compiled and scaled, at float16 and bfloat16",
+        cases=", ".join(specs) + " compiled and scaled, at float16 and bfloat16; T4 with unequal non-best logits in "
+        "one row (float16)",
         tolerance="the rounding bounds β are evaluated in float64 with a relative slack of 1e-9",
     )
 

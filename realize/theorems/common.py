@@ -13,6 +13,7 @@ import torch
 
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.errors import ModelFileError
 
 from . import require
 
@@ -27,9 +28,29 @@ def near_miss(automaton: Automaton) -> Automaton:
     return automaton.replace(transitions=t, name=f"{automaton.name}~")
 
 
+def ulp_near_misses(model: CompiledModel) -> list[tuple[str, CompiledModel]]:
+    """The smallest changes of the weights: per float tensor of the model, the copy with its first nonzero entry
+    moved up by one ulp (``np.nextafter``), named ``tensor[index]``."""
+    import copy
+
+    out = []
+    for name in sorted(model.tensors):
+        t = np.asarray(model.tensors[name])
+        nz = np.flatnonzero(t.reshape(-1)) if t.dtype.kind == "f" else []
+        if len(nz):
+            flat = t.reshape(-1).copy()
+            flat[nz[0]] = np.nextafter(flat[nz[0]], np.inf)
+            miss = copy.deepcopy(model)
+            miss.tensors[name] = flat.reshape(t.shape)
+            out.append((f"{name}[{int(nz[0])}]", miss.seal()))
+    return out
+
+
 def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
     """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (an NFSM:
-    its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence."""
+    its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence. A linear RNN's
+    check must also reject every :func:`ulp_near_misses` copy (one weight one ulp off: a checker that compares
+    within any tolerance accepts them)."""
     from fsa2rnn.compiler import exact_check as ec
     from fsa2rnn.realize import extract as ex
 
@@ -45,7 +66,17 @@ def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
     require(bool(ok["ok"]), f"{name}: the exact check fails: {ok['failure']}")
     bad = ec.exact_check(model, miss)
     require(not bad["ok"], f"{name}: the exact check accepts the model against a near miss (δ_x(q0) changed)")
-    return f"{ok['transitions_checked']} (state, symbol) steps = δ, near miss rejected"
+    ulps = ulp_near_misses(model)
+    for where, off in ulps:
+        try:
+            accepted = bool(ec.exact_check(off, automaton)["ok"])
+        except (ec.ExactnessError, ModelFileError):
+            accepted = False
+        require(not accepted, f"{name}: the exact check accepts the model with {where} one ulp off")
+    return (
+        f"{ok['transitions_checked']} (state, symbol) steps = δ, near miss rejected, {len(ulps)} one-ulp weight "
+        "near misses rejected"
+    )
 
 
 def float_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:

@@ -376,13 +376,22 @@ def thm3(thorough: bool) -> list[Part]:
         require(m.summary["layers"] == 1, f"{spec}: {m.summary['layers']} layers")
         if m.construction == "permutation":
             bounds.append(_factor_bound(m, spec, must_be_minimal=spec in ("S5", "S5:gens", "A5")))
+        else:  # a cyclic group: the scalar −1 for parity (one reflection), else a 2×2 rotation (two reflections)
+            order, width, per = int(m.summary["group_order"]), int(m.summary["width"]), m.summary["factors_per_step"]
+            want = 1 if order == 2 else 2
+            require(
+                m.construction == "rotation" and width == want and int(per) == want,
+                f"{spec} (cyclic of order {order}): width {width}, {per} reflections per step (want {want} and {want})",
+            )
+            bounds.append(f"{spec}: width {width}, {per} reflection{'s' * (want > 1)} per step")
         exact.append(f"{spec} ({m.construction}, width {m.summary['width']}): {exact_two_sided(m, a)}")
         float_run(m, a, length=length, n_words=n_words)
         runs.append(spec)
     return [
         verified(
             "one layer; every reachable (state, symbol) step computed exactly equals δ and the exact check rejects "
-            "each model against a near miss; per step the fewest swaps: " + "; ".join(bounds) + "; " + "; ".join(exact),
+            "each model against a near miss and with any one weight one ulp off; per step the fewest swaps (permutation"
+            " groups), width and reflections (cyclic ones): " + "; ".join(bounds) + "; " + "; ".join(exact),
             cases=", ".join(specs),
         ),
         checked(
@@ -484,6 +493,25 @@ def _layer_spectrum(name: str, args: dict, *, d_model: int, n_inputs: int, seed:
     return torch.linalg.eigvals(a.reshape(-1, a.shape[-2], a.shape[-1])).reshape(-1).numpy()
 
 
+def _transition_is_the_forwards_map(name: str, args: dict, *, d_model: int, n_inputs: int, seed: int) -> float:
+    """A DeltaNet/DeltaProduct layer's ``transition(x)`` is the linear map its forward applies to the state: one
+    token x from two random states S, S′ (no convolution history) gives S₁ − S₁′ = A(x)(S − S′), the forward run by
+    the layer's default kernel (``impl="auto"``: the chunked torch path on CPU). The largest deviation."""
+    from fsa2rnn.nn.layers import build_layer
+
+    torch.manual_seed(seed)
+    layer = build_layer(name, d_model, **args).double().eval()
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n_inputs, 1, d_model, dtype=torch.float64, generator=g) * 3
+    shape = (n_inputs, layer.heads, layer.head_dim, layer.value_dim)
+    s0, s1 = (torch.randn(shape, dtype=torch.float64, generator=g) for _ in range(2))
+    with torch.no_grad():
+        a = layer.transition(x[:, 0])  # (N, H, dk, dk)
+        out0 = layer(x, {"S": s0, "conv": None}, True)[1]["S"]
+        out1 = layer(x, {"S": s1, "conv": None}, True)[1]["S"]
+    return float((out0 - out1 - a @ (s0 - s1)).abs().max())
+
+
 @theorem(
     "grazzi.sec4.2",
     f"{SRC}, §4.2 (eq. 2) and Proposition 1 (3)",
@@ -515,9 +543,14 @@ def sec42(thorough: bool) -> Part:
             im, low = float(np.abs(ev.imag).max()), float(ev.real.min())
             require(im < 1e-9 and low >= -1e-9, f"{label}: an eigenvalue off [0, 1] (min Re {low:.3g}, |Im| {im:.3g})")
             out.append(f"{label}: λ real in [{low:.3f}, {float(ev.real.max()):.3f}]")
+    for name, args, _ in layers[:2] + layers[3:5]:  # the GH products: A(x) must be what the forward applies
+        dev = _transition_is_the_forwards_map(name, args, d_model=16, n_inputs=16, seed=0)
+        require(dev <= 1e-10, f"{name} {args['beta_range']}: the forward's state update differs from A(x) by {dev:.3g}")
+    out.append("DeltaNet/DeltaProduct: S₁ − S₁′ = A(x)(S − S′) through the forward (chunked torch kernel) to 1e-10")
     return checked(
         "; ".join(out),
-        cases="layer classes of fsa2rnn.nn.layers as initialized (seed 0, d_model 16, float64)",
+        cases="layer classes of fsa2rnn.nn.layers as initialized (seed 0, d_model 16, float64); the forward of the "
+        "GH layers from 16 random state pairs",
         samples=f"{n_inputs} random inputs x ~ N(0, 20²) per layer, {total} eigenvalues",
         tolerance="1e-9",
     )
