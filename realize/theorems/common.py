@@ -140,6 +140,25 @@ def orbit(model: Any, symbol: int, *, chunk: int, budget: int) -> dict[str, Any]
         model.train(was)
 
 
+#: what ``impl="auto"`` runs on this machine's CPU for the learned layers the impossibility entries use
+DEFAULT_KERNELS = "Mamba: the fused torch selective scan in time chunks; DeltaNet: the chunked torch delta rule"
+
+
+@torch.no_grad()
+def default_kernel_deviation(model: Any, symbol: int, *, length: int) -> float:
+    """The largest relative difference between ``model``'s logits along symbol^length computed by the kernels the
+    library runs by default (every layer's ``impl`` as built, "auto") and by the sequential references
+    (``impl="naive"``), both in float64: one call, so the default kernel's own time chunks hand their state on."""
+    import copy
+
+    fast, ref = copy.deepcopy(model).double().eval(), copy.deepcopy(model).double().eval()
+    for block in ref.blocks:
+        block.layer.impl = "naive"
+    x = torch.full((1, length), symbol, dtype=torch.long)
+    got, want = fast(x), ref(x)
+    return float((got - want).abs().max() / want.abs().max().clamp(min=1e-300))
+
+
 def fit_counting(model: Any, modulus: int, *, steps: int, seed: int, length: int = 8, lr: float = 3e-3) -> float:
     """Train ``model`` a few steps on counting the 1s of random 0/1 words modulo ``modulus`` (parity for 2);
     returns the token accuracy on fresh words of the same length."""

@@ -10,7 +10,16 @@ from fsa2rnn.compiler.program import program_of
 from fsa2rnn.fsa.library import resolve_spec
 
 from . import Part, checked, demonstrated, require, theorem, verified
-from .common import exact_two_sided, fit_until, float_run, layer_eigenvalues, learned, orbit
+from .common import (
+    DEFAULT_KERNELS,
+    default_kernel_deviation,
+    exact_two_sided,
+    fit_until,
+    float_run,
+    layer_eigenvalues,
+    learned,
+    orbit,
+)
 
 SRC = "Grazzi et al., Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues"
 
@@ -57,6 +66,24 @@ def _real_layers(models: dict[str, object], *, nonneg: bool) -> int:
     return count
 
 
+#: the length of the kernel comparison: several of the default kernel's time chunks (1024 steps for these widths)
+KERNEL_LENGTH = 4096
+
+
+def _kernels_agree(models: dict[str, object]) -> str:
+    """Every model's float64 logits along 1^k by the default kernels equal the sequential references' (module
+    common.py); evidence."""
+    worst = 0.0
+    for name, model in models.items():
+        dev = default_kernel_deviation(model, 1, length=KERNEL_LENGTH)
+        require(dev <= 1e-9, f"{name}: the default kernel differs from the sequential reference by {dev:.3g} along 1^k")
+        worst = max(worst, dev)
+    return (
+        f"the default kernels ({DEFAULT_KERNELS}) equal the sequential references along 1^{KERNEL_LENGTH} to "
+        f"{worst:.1g}"
+    )
+
+
 @theorem(
     "grazzi.thm1",
     f"{SRC}, Theorem 1",
@@ -91,12 +118,19 @@ def thm1(thorough: bool) -> list[Part]:
         require(constant and settled, f"{name}: the readout along 1^k does not settle ({_describe(o)})")
     got, want = _readout_along("parity", "1", budget, torch.float32)
     require(np.array_equal(got, want), "the compiled parity construction (a(1) = −1) stops alternating")
+    kernels = _kernels_agree(models)
     states = "; ".join(f"{n}: {_describe(o)}" for n, o in orbits.items())
     return [
         demonstrated(
             f"every layer's eigenvalues real and ≥ 0 ({n_ev} over 64 random inputs per layer); along 1^k in float32 "
             f"the state settles and the readout is constant, so it never alternates ({states})",
             witnesses=", ".join(models) + f"; 1^k up to k = {budget} in chunks of {chunk}",
+        ),
+        checked(
+            kernels,
+            cases=", ".join(models),
+            tolerance="1e-9 relative (float64)",
+            samples=f"1^{KERNEL_LENGTH}, one call per model",
         ),
         checked(
             "the compiled [−1, 1] construction (a(1) = −1) reads parity right along 1^k",
@@ -141,12 +175,19 @@ def thm2(thorough: bool) -> list[Part]:
         out.append(f"{name}: {_describe(o)}, readout period {p} | 2^{layers}")
     got, want = _readout_along("Z3:gen", "+1", budget, torch.float32)
     require(np.array_equal(got, want), "the compiled rotation (eigenvalues e^(±2πi/3)) miscounts modulo 3")
+    kernels = _kernels_agree({k: m for k, (m, _) in models.items()})
     return [
         demonstrated(
             f"every layer's eigenvalues real ({n_ev} over 64 random inputs per layer); along 1^k in float32 the "
             "readout's period (over the state's cycle, or the last chunk) divides 2^L, never a multiple of 3 "
             f"({'; '.join(out)})",
             witnesses=", ".join(models) + f"; 1^k up to k = {budget} in chunks of {chunk}",
+        ),
+        checked(
+            kernels,
+            cases=", ".join(models),
+            tolerance="1e-9 relative (float64)",
+            samples=f"1^{KERNEL_LENGTH}, one call per model",
         ),
         checked(
             "the compiled rotation by 2π/3 counts modulo 3 right along 1^k",
