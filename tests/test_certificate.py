@@ -312,3 +312,78 @@ def test_a_row_with_a_close_second_best_is_refused_though_its_worst_logit_is_far
     assert cert["tables_match"] and not cert["certified"] and cert["rows_below"] == 1, cert["statement"]
     assert cert["margin"] == pytest.approx(4e-3, rel=1e-9)
     assert margin_certificate(module, "float32")["certified"]  # 4e-3 is far above float32's bound
+
+
+def _bound_by_the_formula(e, w, b, dtype):
+    """β of the module docstring, one logit at a time in Python floats (the oracle of logit_error_bound)."""
+    import math
+
+    fi = torch.finfo(dtype)
+    u, eta, tiny, big = fi.eps / 2, fi.smallest_normal * fi.eps / 2, fi.smallest_normal, fi.max
+
+    def st(y):
+        return float(torch.tensor(float(y), dtype=torch.float64).to(dtype).double())
+
+    def err(y):
+        out = abs(y) if st(y) != 0 and abs(st(y)) < tiny else 0.0
+        return out + u * abs(y) + (eta if y != 0 else 0.0) if dtype != torch.float64 else out
+
+    out = np.zeros((e.shape[0], w.shape[0]))
+    for i, row in enumerate(e):
+        k = sum(st(x) != 0 for x in row)
+        g = (k + 2) * u / (1 - (k + 2) * u) if (k + 2) * u < 1 else math.inf
+        for j, col in enumerate(w):
+            mag = sum(abs(st(x)) * abs(st(y)) for x, y in zip(row, col)) + abs(st(b[j]))
+            store = sum(err(x) * abs(y) + abs(st(x)) * err(y) for x, y in zip(row, col)) + err(b[j])
+            with np.errstate(invalid="ignore", over="ignore"):
+                total = (g * mag + 4 * (k + 1) * tiny * (1 + g) + store) * (1 + 1e-9) + 1e-300
+                total = math.inf if (1 + g) * mag + total > big or math.isnan(total) else total
+            out[i, j] = total
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_logit_error_bound_is_the_docstrings_formula(dtype):
+    """Entries not representable at the dtype (0.1, 0.3), subnormal ones (3e-6, 1e-7 at float16), one exactly the
+    smallest normal N (not subnormal), zeros, a zero row (β = 4N(1 + γ) + 1e-300 only), negative values."""
+    n = float(torch.finfo(dtype).smallest_normal)
+    e = np.array([[0.1, 1.0, 0.0, 3e-6], [0.0, 0.0, 0.0, 0.0], [-2.0, 0.5, 1.0, 0.25]])
+    w = np.array([[0.3, -2.5, 1e-6, n], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, -1.0, 7.0], [n, 0.0, 2.0, -0.1]])
+    b = np.array([0.7, 0.0, -1e-7, 3.0])
+    got = logit_error_bound(e, w, b, dtype)
+    want = _bound_by_the_formula(e, w, b, dtype)
+    assert np.allclose(got, want, rtol=1e-12, atol=0), (got, want)
+    zero = logit_error_bound(np.zeros((1, 2)), np.zeros((1, 2)), np.zeros(1), dtype)
+    assert 1e-300 < float(zero[0, 0]) < 1e-300 + 16 * n + 1e-310  # k = 0: 4N(1 + γ_2) on top of the 1e-300
+
+
+def test_logit_error_bound_is_infinite_where_gamma_is():
+    """γ_m = mu/(1 − mu) with mu = m·u is infinite from mu = 1 on: 2046 nonzero embedding entries at float16
+    (m = 2048, u = 2^-11) give β = ∞ even for zero weights and bias."""
+    e = np.ones((1, 2046))
+    assert np.isinf(logit_error_bound(e, np.zeros((1, 2046)), np.zeros(1), torch.float16)).all()
+    assert np.isfinite(logit_error_bound(e[:, :2045], np.zeros((1, 2045)), np.zeros(1), torch.float16)).all()
+
+
+def test_row_margins_of_several_heads_and_their_bounds():
+    """Heads of 2, 3 and 5 indices side by side in one layer (a head of 1 index has no margin): each row's margin is
+    best − second best of its own head's block, and its bound the row's largest β_D + β₆₄."""
+    from fsa2rnn.realize.certificate import row_margins
+
+    rng = np.random.default_rng(0)
+    heads = [2, 1, 3, 5]
+    logits = rng.standard_normal((2, sum(d * d for d in heads)))
+    e, w, b = np.eye(2), logits.T.copy(), np.zeros(len(logits[0]))
+    margins, bounds = row_margins(e, w, b, heads, "bfloat16")
+    beta = logit_error_bound(e, w, b, "bfloat16") + logit_error_bound(e, w, b, torch.float64)
+    want_m, want_b, start = [], [], 0
+    for d in heads:
+        blk = logits[:, start : start + d * d].reshape(2, d, d)
+        bb = beta[:, start : start + d * d].reshape(2, d, d)
+        start += d * d
+        if d > 1:
+            srt = np.sort(blk, axis=-1)
+            want_m += list((srt[..., -1] - srt[..., -2]).ravel())
+            want_b += list(bb.max(axis=-1).ravel())
+    assert np.array_equal(margins, np.array(want_m)) and np.array_equal(bounds, np.array(want_b))
+    assert len(margins) == 2 * (2 + 3 + 5)
