@@ -66,9 +66,11 @@ def _env(tree: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _pytest(tree: Path, args: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, float]:
+def _pytest(
+    tree: Path, args: list[str], env: dict[str, str], timeout: float, fatal: bool = True
+) -> tuple[int | None, str, float]:
     """(exit code or None on timeout, output, seconds) of pytest in ``tree``; the whole process group is killed on
-    timeout."""
+    timeout. Exit codes 3 and 4 (an internal error, the guard, a test id not found) stop the run when ``fatal``."""
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "guard_plugin", "--no-header", "-q", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -80,7 +82,7 @@ def _pytest(tree: Path, args: list[str], env: dict[str, str], timeout: float) ->
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         code = None
-    if code in (3, 4):  # internal error or the guard: never a verdict on a mutant
+    if fatal and code in (3, 4):  # internal error or the guard: never a verdict on a mutant
         raise SystemExit(f"mutation: pytest exited {code} in {tree}:\n{out[-3000:]}")
     return code, out, time.perf_counter() - start
 
@@ -158,7 +160,7 @@ def _function_spans(root: Path, module: str) -> dict[str, tuple[int, int]]:
 
 
 # ---------------------------------------------------------------------------------------------------- running
-def run_mutant(m: Mutant, tree: Path, tests: list[str], traced: dict, argfile: Path) -> dict:
+def run_mutant(m: Mutant, tree: Path, tests: list[str], traced: dict, argfile: Path, fatal: bool = True) -> dict:
     """Write the mutant into the copy, run ``tests`` (-x), restore; the result record."""
     if not tests:
         return {"outcome": UNCOVERED, "killer": None, "seconds": 0.0, "tests": 0}
@@ -171,13 +173,15 @@ def run_mutant(m: Mutant, tree: Path, tests: list[str], traced: dict, argfile: P
         target.write_text(mutated_source(tree, m))
         for p in pyc.glob(f"{target.stem}.*.pyc"):
             p.unlink()
-        code, out, secs = _pytest(tree, ["-x", f"@{argfile}"], _env(tree, PYTHONDONTWRITEBYTECODE="1"), budget)
+        code, out, secs = _pytest(tree, ["-x", f"@{argfile}"], _env(tree, PYTHONDONTWRITEBYTECODE="1"), budget, fatal)
     finally:
         target.write_text(original)
         for p in pyc.glob(f"{target.stem}.*.pyc"):
             p.unlink()
     if code is None:
         return {"outcome": TIMEOUT, "killer": None, "seconds": round(secs, 2), "tests": len(tests)}
+    if code == 4 and "not found" in out:
+        return {"outcome": "missing test", "killer": None, "seconds": round(secs, 2), "tests": len(tests)}
     if code == 0:
         return {"outcome": SURVIVED, "killer": None, "seconds": round(secs, 2), "tests": len(tests)}
     killer = next((ln.split(" ", 1)[1].split(" - ")[0] for ln in out.splitlines()
@@ -394,9 +398,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
             bad.append(f"{exc.args[0]}")
             continue
         fake = {t: {"seconds": 20.0} for t in tests}
-        r = run_mutant(m, tree, tests, fake, work / "sample-args.txt")
+        r = run_mutant(m, tree, tests, fake, work / "sample-args.txt", fatal=False)
         print(f"{r['outcome']:<9} {name} ({r['seconds']:.0f} s)", flush=True)
-        if r["outcome"] not in (KILLED, TIMEOUT):
+        if r["outcome"] == "missing test":
+            bad.append(
+                f"{name}: its killing test {' '.join(tests)} is gone (python -m mutation pick renews the sample)"
+            )
+        elif r["outcome"] not in (KILLED, TIMEOUT):
             bad.append(f"{name} survived {' '.join(tests)}")
     print(f"mutation sample: {len(entries)} mutants in {time.perf_counter() - start:.0f} s")
     for b in bad:
@@ -434,6 +442,28 @@ def cmd_plant(args: argparse.Namespace) -> int:
     return 0 if code != 0 else 1
 
 
+def cmd_pick(args: argparse.Namespace) -> int:
+    """Print a sample: per module, ``per_module`` killed mutants with the test that killed each (``NAME  TEST``),
+    spread over functions and operators (a fixed order: by a hash of the name), for mutation/sample.txt."""
+    results = load_results(Path(args.dir).resolve())
+    modules = args.modules or sorted({r["module"] for r in results.values()})
+    for module in modules:
+        msha = source_sha((REPO / module).read_text())
+        killed = [r for r in results.values() if r["module"] == module and r["module_sha"] == msha
+                  and r["outcome"] == KILLED and r["killer"] and "::" in r["killer"]]  # fmt: skip
+        killed.sort(key=lambda r: hashlib.sha256(r["name"].encode()).hexdigest())
+        seen: set[tuple[str, str]] = set()
+        picked = []
+        for r in killed:  # first one per (function, operator), then any
+            key = tuple(r["name"].split("::")[1:3])
+            if key not in seen and len(picked) < args.per_module:
+                seen.add(key)
+                picked.append(r)
+        for r in picked:
+            print(f"{r['name']}  {r['killer']}")
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mutation", description=__doc__.split("\n\n")[0])
@@ -458,7 +488,13 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("target", help="a module path (then OLD NEW TESTS…), or a mutant's name (then TESTS…)")
     pl.add_argument("rest", nargs="+")
     pl.add_argument("--dir", default=str(REPO / "out" / "mutants"))
+    pk = sub.add_parser("pick", help="print a CI sample: killed mutants with their killing tests")
+    pk.add_argument("--dir", default=str(REPO / "out" / "mutants"))
+    pk.add_argument("--modules", nargs="*")
+    pk.add_argument("--per-module", type=int, default=4)
     args = p.parse_args(argv)
+    if args.cmd == "pick":
+        return cmd_pick(args)
     if args.cmd == "plant":
         return cmd_plant(args)
     if args.cmd == "run":

@@ -364,6 +364,12 @@ MUTANTS = [
         ("brandoit.propG.3",),
     ),
     Mutant(
+        "Mamba's fused scan hands the second-last state to the next chunk",
+        "fsa2rnn.nn.ops.diag_scan.selective:_fused_forward",
+        _source("h = hc[:, -1]", "h = hc[:, -2]"),
+        ("grazzi.thm1", "grazzi.thm2"),
+    ),
+    Mutant(
         "extracted tables always reported matching",
         "fsa2rnn.realize.extract:extract_and_compare",
         _tables_always_match,
