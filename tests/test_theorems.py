@@ -49,6 +49,7 @@ REQUIRED = [
     "brandoit.propG.3",
     "brandoit.H.6",
     "brandoit.corF.14",
+    "terzic.pdssm",
 ]
 
 
@@ -77,6 +78,7 @@ def test_registry_has_every_required_claim_with_a_kind_source_and_one_line_state
                 "grazzi",
                 "brandoit",
                 "dlr",
+                "terzic",
             )
         )
 

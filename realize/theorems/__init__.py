@@ -20,7 +20,8 @@ claim allows: a construction is shown right *and* its checker is shown to reject
 
 Sources: ``grazzi`` — Grazzi et al., *Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues*;
 ``brandoit`` — Brandoit et al., *Length-Independent State Tracking Under a Parallel Scan*; ``dlr`` — Gupta, Mehta &
-Berant, *Simplifying and Understanding State Space Models with Diagonal Linear RNNs*.
+Berant, *Simplifying and Understanding State Space Models with Diagonal Linear RNNs*; ``terzic`` — Terzić et al. 2025,
+PD-SSM (arXiv 2509.22284).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def require(ok: bool, evidence: str) -> None:
 
 
 def _load() -> None:
-    from . import grazzi, brandoit, dlr  # noqa: F401, I001  (registration order: the table order)
+    from . import grazzi, brandoit, dlr, terzic  # noqa: F401, I001  (registration order: the table order)
 
 
 def registry() -> dict[str, Theorem]:
