@@ -382,7 +382,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     for module, s in scores.items():
         if s["score"] < s["floor"]:
             bad.append(f"{module}: score {s['score']:.1%} fell below its floor {s['floor']:.1%}")
-    entries = [ln.split("  ") for ln in SAMPLE.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    sample = Path(args.sample) if args.sample else SAMPLE
+    entries = [ln.split("  ") for ln in sample.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     work = Path(args.dir).resolve()
     tree = make_copy(work / "sample")
     start = time.perf_counter()
@@ -472,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--limit", type=int, default=0, help="at most this many mutants per module (0: all)")
     s = sub.add_parser("sample", help="the CI step: the sampled mutants must be killed, no score below its floor")
     s.add_argument("--dir", default=str(REPO / "out" / "mutants"))
+    s.add_argument("--sample", help="a sample file other than mutation/sample.txt")
     rep = sub.add_parser("report", help="per-module reports from the results; --write updates the tracked scores")
     rep.add_argument("--dir", default=str(REPO / "out" / "mutants"))
     rep.add_argument("--modules", nargs="*")

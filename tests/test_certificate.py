@@ -387,3 +387,5 @@ def test_row_margins_of_several_heads_and_their_bounds():
             want_b += list(bb.max(axis=-1).ravel())
     assert np.array_equal(margins, np.array(want_m)) and np.array_equal(bounds, np.array(want_b))
     assert len(margins) == 2 * (2 + 3 + 5)
+    none = row_margins(np.eye(1), np.ones((1, 1)), np.zeros(1), [1], "float16")  # single-index heads only
+    assert [a.shape for a in none] == [(0,), (0,)]
