@@ -85,7 +85,13 @@ def float_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, 
 
     rep = verify_model(model, automaton, dtype="float64", length=length, n_words=n_words)
     require(bool(rep["ok"]), f"{automaton.name}: verify failed (first failing length {rep['first_failing_length']})")
-    return f"{n_words}×{length} float64 readouts right"
+    return f"{n_words}×{length} float64 readouts right ({run_path(rep)})"
+
+
+def run_path(rep: dict[str, Any]) -> str:
+    """Which kernel a float run of verify_model used: the torch module as `fsa2rnn run` runs it by default."""
+    scan = rep.get("scan")
+    return "the default `fsa2rnn run` path" + (f", {scan} scan" if scan else "")
 
 
 def compiled_and_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:

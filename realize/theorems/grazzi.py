@@ -426,8 +426,7 @@ def thm3(thorough: bool) -> list[Part]:
             )
             bounds.append(f"{spec}: width {width}, {per} reflection{'s' * (want > 1)} per step")
         exact.append(f"{spec} ({m.construction}, width {m.summary['width']}): {exact_two_sided(m, a)}")
-        float_run(m, a, length=length, n_words=n_words)
-        runs.append(spec)
+        runs.append(f"{spec}: {float_run(m, a, length=length, n_words=n_words)}")
     return [
         verified(
             "one layer; every reachable (state, symbol) step computed exactly equals δ and the exact check rejects "
@@ -436,8 +435,8 @@ def thm3(thorough: bool) -> list[Part]:
             cases=", ".join(specs),
         ),
         checked(
-            "float64 runs read every state right",
-            cases=", ".join(runs),
+            "float64 runs read every state right: " + "; ".join(runs),
+            cases=", ".join(specs),
             tolerance="none (argmax readout equal)",
             samples=f"{n_words} random words × {length} symbols each",
         ),
@@ -471,7 +470,7 @@ def thm4(thorough: bool) -> list[Part]:
             require(bool(np.all((beta >= 0) & (beta <= 2))), f"{spec}: a factor with 1 − β off [−1, 1]")
             per.append(f"{f}≤{width}")
         ev = exact_two_sided(m, a)
-        float_run(m, a, length=length, n_words=n_words)
+        run = float_run(m, a, length=length, n_words=n_words)
         out.append(f"{spec} ({len(layers)} layers, factors ≤ width per layer: {', '.join(per)}; {ev})")
     return [
         verified(
@@ -480,7 +479,7 @@ def thm4(thorough: bool) -> list[Part]:
             cases=", ".join(specs),
         ),
         checked(
-            "float64 runs read every state right",
+            f"float64 runs read every state right (last: {run})",
             cases=", ".join(specs),
             tolerance="none (argmax readout equal)",
             samples=f"{n_words} random words × {length} symbols each",
@@ -505,7 +504,7 @@ def thm6(thorough: bool) -> list[Part]:
         require(kinds <= {"identity", "negate", "angle"}, f"Z{m_}: factors other than reflections: {kinds}")
         require(m.summary["layers"] == 2 and m.summary["factors_per_step"] == 1, f"Z{m_}: not 2 layers × 1 factor")
         exact_two_sided(m, a)
-        float_run(m, a, length=length, n_words=n_words)
+        run = float_run(m, a, length=length, n_words=n_words)
     cases = ", ".join(f"Z{m_}" for m_ in ms)
     return [
         verified(
@@ -514,7 +513,10 @@ def thm6(thorough: bool) -> list[Part]:
             cases=cases,
         ),
         checked(
-            "float64 runs right", cases=cases, tolerance="none (argmax readout equal)", samples=f"{n_words}×{length}"
+            f"float64 runs right (last: {run})",
+            cases=cases,
+            tolerance="none (argmax readout equal)",
+            samples=f"{n_words}×{length}",
         ),
     ]
 
