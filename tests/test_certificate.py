@@ -299,15 +299,7 @@ def test_a_row_with_a_close_second_best_is_refused_though_its_worst_logit_is_far
     """T4's compiled rows give every non-best logit one value; make one row's second best 4e-3 below its best (the
     argmax unchanged, the tables still right at float16): its margin 4e-3 is below twice the float16 rounding bound,
     so the model is not certified there, while its best − worst logit (1) would pass."""
-    model = compile_nfsm(automaton_named("T4"))
-    module = load_model(model)
-    layer = module.layers[0]
-    d = layer.heads[0]
-    with torch.no_grad():
-        logits = layer.logits.weight[:, 0] + layer.logits.bias  # key 0 (one-hot embedding)
-        best = int(logits[:d].argmax())
-        other = (best + 1) % d
-        layer.logits.weight[other, 0] += logits[best] - 4e-3 - logits[other]
+    module, _ = _t4_with_second_best(4e-3)
     cert = margin_certificate(module, "float16")
     assert cert["tables_match"] and not cert["certified"] and cert["rows_below"] == 1, cert["statement"]
     assert cert["margin"] == pytest.approx(4e-3, rel=1e-9)
@@ -389,3 +381,60 @@ def test_row_margins_of_several_heads_and_their_bounds():
     assert len(margins) == 2 * (2 + 3 + 5)
     none = row_margins(np.eye(1), np.ones((1, 1)), np.zeros(1), [1], "float16")  # single-index heads only
     assert [a.shape for a in none] == [(0,), (0,)]
+
+
+def _t4_with_second_best(gap: float):
+    """T4's compiled NFSM module with one row's second-best logit ``gap`` below its best (key 0, index 0 of the first
+    head; the argmax unchanged) and that row's float16 bound max_j (β_D + β₆₄)[j]."""
+    from fsa2rnn.realize.certificate import row_margins
+
+    module = load_model(compile_nfsm(automaton_named("T4")))
+    layer = module.layers[0]
+    d = layer.heads[0]
+    with torch.no_grad():
+        logits = layer.logits.weight[:, 0] + layer.logits.bias
+        best = int(logits[:d].argmax())
+        other = (best + 1) % d
+        layer.logits.weight[other, 0] += logits[best] - gap - logits[other]
+    args = (layer.embedding.weight, layer.logits.weight, layer.logits.bias)
+    _, bounds = row_margins(*(a.detach().double().numpy() for a in args), layer.heads, "float16")
+    return module, float(bounds[0])
+
+
+def test_the_certificate_threshold_is_twice_the_bound():
+    """A row whose margin is 2.5 times its bound is certified (the threshold is 2·bound, not more); at 1.5 times it
+    is refused, with the counts (no overflow: the statement says so)."""
+    _, bound = _t4_with_second_best(4e-3)
+    ok, _ = _t4_with_second_best(2.5 * bound)
+    cert = margin_certificate(ok, "float16")
+    assert cert["certified"] and cert["rows_below"] == 0 and cert["margin"] == pytest.approx(2.5 * bound)
+    assert "every table row's exact logit margin" in cert["statement"]
+    low, _ = _t4_with_second_best(1.5 * bound)
+    cert = margin_certificate(low, "float16")
+    assert not cert["certified"] and cert["rows_below"] == 1 and cert["tables_match"]
+    assert (
+        cert["statement"].startswith("not certified at dtype float16: 1 table rows")
+        and "overflow" not in cert["statement"]
+    )
+
+
+def test_good_margins_against_the_wrong_automaton_say_the_tables_are_wrong():
+    from fsa2rnn.fsa.automaton import Automaton
+
+    a = automaton_named("T4")
+    t = np.array(a.transitions, copy=True)
+    t[0, a.initial] = (t[0, a.initial] + 1) % a.n_states
+    cert = margin_certificate(compile_nfsm(a), "float16", automaton=Automaton(t, states=a.states,
+                              symbols=a.symbols, initial=a.initial))  # fmt: skip
+    assert not cert["certified"] and cert["rows_below"] == 0 and not cert["tables_match"]
+    assert "the margins exceed the rounding bound but the tables do not realize the automaton" in cert["statement"]
+    assert cert["failing_word"]
+
+
+def test_single_index_heads_are_certified_without_a_margin():
+    from fsa2rnn.fsa.automaton import Automaton
+
+    one = Automaton(np.zeros((2, 1), dtype=np.int64), initial=0, name="one state")
+    cert = margin_certificate(compile_nfsm(one), "float16")
+    assert cert["certified"] and cert["margin"] is None
+    assert "every head has a single index" in cert["statement"]
