@@ -99,29 +99,36 @@ def tests_sha(module: str, root: Path = REPO) -> str:
     return _sha_files([root / t for t in config.TESTS[module]])
 
 
-def trace(module: str, tree: Path, work: Path) -> dict:
-    """``{nodeid: {outcome, seconds, lines}}`` for the module's test files on the unmutated copy, cached by the
-    module's and the test files' contents."""
-    key = f"{source_sha((tree / module).read_text())}-{tests_sha(module, tree)}"
-    cache = work / "trace" / f"{module.replace('/', '.')}-{key}.json"
-    if cache.exists():
-        return json.loads(cache.read_text())
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    out = cache.with_suffix(".tmp")
-    env = _env(tree, MUTATION_TRACE_FILES=str(tree / module), MUTATION_TRACE_OUT=str(out))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the unmutated modules' bytecode, reused by the mutant runs
-    print(f"mutation: tracing {module} over {len(config.TESTS[module])} test files …", flush=True)
-    code, text, secs = _pytest(tree, ["-p", "trace_plugin", *config.TESTS[module]], env, timeout=3 * 3600)
-    if code not in (0, 1) or not out.exists():
-        raise SystemExit(f"mutation: the trace run of {module} failed (exit {code}):\n{text[-3000:]}")
-    data = json.loads(out.read_text())
-    path = str(tree / module)
-    result = {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(path, [])}
-              for k, v in data.items()}  # fmt: skip
-    cache.write_text(json.dumps(result))
-    out.unlink()
-    print(f"mutation: traced {module}: {len(result)} tests in {secs:.0f} s", flush=True)
-    return result
+def trace(modules: list[str], tree: Path, work: Path) -> dict[str, dict]:
+    """Per module, ``{nodeid: {outcome, seconds, lines}}`` over its test files on the unmutated copy: one traced
+    pytest run for all the modules (over the union of their test files), cached by their and the tests' contents."""
+    files = sorted({t for m in modules for t in config.TESTS[m]})
+    h = hashlib.sha256()
+    for m in sorted(modules):
+        h.update(m.encode() + (tree / m).read_bytes())
+    key = f"{h.hexdigest()[:16]}-{_sha_files([tree / t for t in files])}"
+    cache = work / "trace" / f"{len(modules)}-modules-{key}.json"
+    if not cache.exists():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        out = cache.with_suffix(".tmp")
+        env = _env(
+            tree, MUTATION_TRACE_FILES=os.pathsep.join(str(tree / m) for m in modules), MUTATION_TRACE_OUT=str(out)
+        )
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # the unmutated modules' bytecode, reused by the mutant runs
+        print(f"mutation: tracing {len(modules)} modules over {len(files)} test files …", flush=True)
+        code, text, secs = _pytest(tree, ["-p", "trace_plugin", *files], env, timeout=4 * 3600)
+        if code not in (0, 1) or not out.exists():
+            raise SystemExit(f"mutation: the trace run failed (exit {code}):\n{text[-3000:]}")
+        data = json.loads(out.read_text())
+        result = {
+            m: {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(str(tree / m), [])}
+                for k, v in data.items() if k.split("::")[0] in config.TESTS[m]}
+            for m in modules
+        }  # fmt: skip
+        cache.write_text(json.dumps(result))
+        out.unlink()
+        print(f"mutation: traced {len(data)} tests in {secs:.0f} s", flush=True)
+    return json.loads(cache.read_text())
 
 
 def select_tests(m: Mutant, traced: dict, func_lines: tuple[int, int]) -> list[str]:
@@ -220,8 +227,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", "-x", r"/\.", str(tree)], check=False,
                        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})  # fmt: skip
     state = _RunState(work, load_results(work))
+    traced = trace(modules, trees[0], work)
     for module in modules:
-        _run_module(module, trees, state, args.limit)
+        _run_module(module, trees, state, args.limit, traced[module])
     state.close()
     total = sum(r.get("cpu", 0.0) for r in load_results(work).values())
     print(f"mutation: {total / 3600:.2f} CPU-hours recorded for the mutants in {work}", flush=True)
@@ -250,9 +258,8 @@ class _RunState:
         self.log.close()
 
 
-def _run_module(module: str, trees: list[Path], state: _RunState, limit: int) -> None:
+def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, traced: dict) -> None:
     root = trees[0]  # the snapshot this run tests (the checkout may change meanwhile)
-    traced = trace(module, root, state.work)
     spans = _function_spans(root, module)
     msha, tsha = source_sha((root / module).read_text()), tests_sha(module, root)
     todo = [m for m in enumerate_mutants(root, module) if not _done(state.results.get(m.name), msha, tsha)]
