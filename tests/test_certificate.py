@@ -337,11 +337,16 @@ def _bound_by_the_formula(e, w, b, dtype):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
 def test_logit_error_bound_is_the_docstrings_formula(dtype):
     """Entries not representable at the dtype (0.1, 0.3), subnormal ones (3e-6, 1e-7 at float16), one exactly the
-    smallest normal N (not subnormal), zeros, a zero row (β = 4N(1 + γ) + 1e-300 only), negative values."""
+    smallest normal N (not subnormal), one that rounds to zero (1e-9 at float16), zeros, a zero row (β = 4N(1 + γ) +
+    1e-300 only), negative values, and logits near float16's largest number on both sides of the overflow rule
+    ((1 + γ)·40000 + β fits, (1 + γ)·65408 + β does not)."""
     n = float(torch.finfo(dtype).smallest_normal)
-    e = np.array([[0.1, 1.0, 0.0, 3e-6], [0.0, 0.0, 0.0, 0.0], [-2.0, 0.5, 1.0, 0.25]])
-    w = np.array([[0.3, -2.5, 1e-6, n], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, -1.0, 7.0], [n, 0.0, 2.0, -0.1]])
-    b = np.array([0.7, 0.0, -1e-7, 3.0])
+    e = np.array([[0.1, 1.0, 0.0, 3e-6], [0.0, 0.0, 0.0, 0.0], [-2.0, 0.5, 1.0, 0.25], [1.0, 0.0, 0.0, 0.0]])
+    w = np.array(
+        [[0.3, -2.5, 1e-6, n], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, -1.0, 7.0], [n, 1e-9, 2.0, -0.1], [4e4, 0, 0, 0],
+         [65400.0, 0, 0, 0]]
+    )  # fmt: skip
+    b = np.array([0.7, 0.0, -1e-7, 3.0, 0.0, 0.0])
     got = logit_error_bound(e, w, b, dtype)
     want = _bound_by_the_formula(e, w, b, dtype)
     assert np.allclose(got, want, rtol=1e-12, atol=0), (got, want)
@@ -365,7 +370,8 @@ def test_row_margins_of_several_heads_and_their_bounds():
     rng = np.random.default_rng(0)
     heads = [2, 1, 3, 5]
     logits = rng.standard_normal((2, sum(d * d for d in heads)))
-    e, w, b = np.eye(2), logits.T.copy(), np.zeros(len(logits[0]))
+    e, w, b = np.eye(2), logits.T.copy(), rng.standard_normal(len(logits[0]))
+    logits = logits + b
     margins, bounds = row_margins(e, w, b, heads, "bfloat16")
     beta = logit_error_bound(e, w, b, "bfloat16") + logit_error_bound(e, w, b, torch.float64)
     want_m, want_b, start = [], [], 0
