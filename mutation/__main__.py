@@ -82,7 +82,7 @@ def _pytest(
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         code = None
-    if fatal and code in (3, 4):  # internal error or the guard: never a verdict on a mutant
+    if fatal and code == 4 and "mutation guard" in out:  # the tests would not test the copy: stop everything
         raise SystemExit(f"mutation: pytest exited {code} in {tree}:\n{out[-3000:]}")
     return code, out, time.perf_counter() - start
 
@@ -100,35 +100,40 @@ def tests_sha(module: str, root: Path = REPO) -> str:
 
 
 def trace(modules: list[str], tree: Path, work: Path) -> dict[str, dict]:
-    """Per module, ``{nodeid: {outcome, seconds, lines}}`` over its test files on the unmutated copy: one traced
-    pytest run for all the modules (over the union of their test files), cached by their and the tests' contents."""
+    """Per module, ``{nodeid: {outcome, seconds, lines}}`` over its test files on the unmutated copy. Traced per test
+    file, cached by the file's and the modules' contents; the files not cached yet are traced in one pytest run."""
     files = sorted({t for m in modules for t in config.TESTS[m]})
     h = hashlib.sha256()
     for m in sorted(modules):
         h.update(m.encode() + (tree / m).read_bytes())
-    key = f"{h.hexdigest()[:16]}-{_sha_files([tree / t for t in files])}"
-    cache = work / "trace" / f"{len(modules)}-modules-{key}.json"
-    if not cache.exists():
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        out = cache.with_suffix(".tmp")
+    msha = h.hexdigest()[:16]
+
+    def cache(f: str) -> Path:
+        return work / "trace" / f"{f.replace('/', '.')}-{_sha_files([tree / f])}-{msha}.json"
+
+    missing = [f for f in files if not cache(f).exists()]
+    if missing:
+        (work / "trace").mkdir(parents=True, exist_ok=True)
+        out = work / "trace" / "run.tmp"
         env = _env(
             tree, MUTATION_TRACE_FILES=os.pathsep.join(str(tree / m) for m in modules), MUTATION_TRACE_OUT=str(out)
         )
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # the unmutated modules' bytecode, reused by the mutant runs
-        print(f"mutation: tracing {len(modules)} modules over {len(files)} test files …", flush=True)
-        code, text, secs = _pytest(tree, ["-p", "trace_plugin", *files], env, timeout=4 * 3600)
+        print(f"mutation: tracing {len(modules)} modules over {len(missing)} test files …", flush=True)
+        code, text, secs = _pytest(tree, ["-p", "trace_plugin", *missing], env, timeout=4 * 3600)
         if code not in (0, 1) or not out.exists():
             raise SystemExit(f"mutation: the trace run failed (exit {code}):\n{text[-3000:]}")
         data = json.loads(out.read_text())
-        result = {
-            m: {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(str(tree / m), [])}
-                for k, v in data.items() if k.split("::")[0] in config.TESTS[m]}
-            for m in modules
-        }  # fmt: skip
-        cache.write_text(json.dumps(result))
+        for f in missing:
+            cache(f).write_text(json.dumps({k: v for k, v in data.items() if k.split("::")[0] == f}))
         out.unlink()
         print(f"mutation: traced {len(data)} tests in {secs:.0f} s", flush=True)
-    return json.loads(cache.read_text())
+    data = {k: v for f in files for k, v in json.loads(cache(f).read_text()).items()}
+    return {
+        m: {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(str(tree / m), [])}
+            for k, v in data.items() if k.split("::")[0] in config.TESTS[m]}
+        for m in modules
+    }  # fmt: skip
 
 
 def select_tests(m: Mutant, traced: dict, func_lines: tuple[int, int]) -> list[str]:
@@ -269,14 +274,20 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
     for m in todo:
         jobs.put(m)
 
+    errors: list[BaseException] = []
+
     def worker(j: int) -> None:
-        while True:
+        while not errors:
             try:
                 m = jobs.get_nowait()
             except queue.Empty:
                 return
             tests = select_tests(m, traced, spans.get(m.function, (0, 0)))
-            r = run_mutant(m, trees[j], tests, traced, state.work / f"args{j}.txt")
+            try:
+                r = run_mutant(m, trees[j], tests, traced, state.work / f"args{j}.txt")
+            except BaseException as exc:  # noqa: BLE001 (SystemExit included: a thread would end silently)
+                errors.append(exc)
+                return
             state.record({"name": m.name, "module": m.module, "line": m.line, "module_sha": msha, "tests_sha": tsha,
                           **r})  # fmt: skip
             n = len(todo) - jobs.qsize()
@@ -287,6 +298,8 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        raise errors[0]
 
 
 def _children_cpu() -> float:
