@@ -214,8 +214,14 @@ def load_results(work: Path) -> dict[str, dict]:
     return out
 
 
-def _done(r: dict | None, module_sha: str, t_sha: str) -> bool:
-    if r is None or r["module_sha"] != module_sha:
+def change_sha(root: Path, m: Mutant) -> str:
+    """What the mutant changes (its diff), hashed: a recorded result applies to a mutant of the same name only if
+    the change is the same (names are stable, but a rule of the engine may renumber occurrences)."""
+    return hashlib.sha256(diff(root, m).encode()).hexdigest()[:12]
+
+
+def _done(r: dict | None, module_sha: str, t_sha: str, change: str | None = None) -> bool:
+    if r is None or r["module_sha"] != module_sha or ("change" in r and change and r["change"] != change):
         return False
     return r["outcome"] in (KILLED, TIMEOUT) or r["tests_sha"] == t_sha
 
@@ -267,7 +273,8 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
     root = trees[0]  # the snapshot this run tests (the checkout may change meanwhile)
     spans = _function_spans(root, module)
     msha, tsha = source_sha((root / module).read_text()), tests_sha(module, root)
-    todo = [m for m in enumerate_mutants(root, module) if not _done(state.results.get(m.name), msha, tsha)]
+    todo = [m for m in enumerate_mutants(root, module)
+            if not _done(state.results.get(m.name), msha, tsha, change_sha(root, m))]  # fmt: skip
     todo = todo[:limit] if limit else todo
     print(f"mutation: {module}: {len(todo)} mutants to run", flush=True)
     jobs: queue.Queue[Mutant] = queue.Queue()
@@ -289,7 +296,7 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
                 errors.append(exc)
                 return
             state.record({"name": m.name, "module": m.module, "line": m.line, "module_sha": msha, "tests_sha": tsha,
-                          **r})  # fmt: skip
+                          "change": change_sha(root, m), **r})  # fmt: skip
             n = len(todo) - jobs.qsize()
             print(f"[{n}/{len(todo)}] {r['outcome']:<11} {m.name} ({r['seconds']:.0f} s)", flush=True)
 
@@ -329,7 +336,7 @@ def module_report(module: str, results: dict[str, dict], equivalent: dict[str, s
     survivors, equivs, stale = [], [], []
     for m in mutants:
         r = results.get(m.name)
-        if r is None or r["module_sha"] != msha:
+        if r is None or r["module_sha"] != msha or ("change" in r and r["change"] != change_sha(REPO, m)):
             counts["not run"] += 1
         elif r["outcome"] in (KILLED, TIMEOUT):
             counts[r["outcome"]] += 1

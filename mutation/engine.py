@@ -11,8 +11,8 @@ return values:
 - return values: ``return expr`` → ``return None``.
 
 No string is ever mutated, and no position inside an f-string (messages), a type annotation (not evaluated: every
-module has ``from __future__ import annotations``), a function decorated with ``triton.jit`` (GPU kernels), or on
-a line marked ``# pragma: no mutate`` is used. C sources are never read.
+module has ``from __future__ import annotations``), a signature's bare ``*`` or ``/``, a function decorated with
+``triton.jit`` (GPU kernels), or on a line marked ``# pragma: no mutate`` is used. C sources are never read.
 
 A mutant's name is the module's path, the qualified name of the function holding the position (``<module>`` for
 module-level code, ``Class.method``), the operator and the occurrence of that operator within that function
@@ -164,6 +164,8 @@ def _excluded(node: parso.tree.NodeOrLeaf, funcs: list, lines: list[str]) -> boo
     """Inside an f-string, an annotation or a ``triton.jit`` function, or on a line marked ``# pragma: no mutate``."""
     if any(PRAGMA in lines[i - 1] for i in range(node.start_pos[0], node.end_pos[0] + 1) if i - 1 < len(lines)):
         return True
+    if node.type == "operator" and node.parent is not None and node.parent.type in ("parameters", "lambdef"):
+        return True  # the bare * (keyword-only) or / (positional-only) of a signature: not an operator
     child, p = node, node.parent
     while p is not None:
         if p.type in ("fstring", "fstring_expr"):

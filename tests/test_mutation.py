@@ -19,7 +19,7 @@ SOURCE = """from __future__ import annotations
 import triton
 
 
-def f(a: int | None, b: float = 2.0) -> dict[str, int] | None:
+def f(a: int | None, b: float = 2.0, *, c=None) -> dict[str, int] | None:
     if a < b and a is not None:
         return {"x": a + 1}
     print(f"{a * 2:.3g}")
@@ -59,6 +59,7 @@ def test_annotations_fstrings_pragmas_and_triton_kernels_are_not_mutated(tmp_pat
     assert not any(m.operator == "ReplaceBinaryOperator_Mul_Div" for m in mutants)  # inside the f-string
     assert not any(m.function in ("K.g", "kernel") and "Binary" in m.operator for m in mutants)
     assert not any(m.function == "kernel" for m in mutants)
+    assert not any(m.function == "f" and m.operator == "ReplaceBinaryOperator_Mul_Div" for m in mutants)  # bare *
 
 
 def test_names_do_not_move_with_lines_or_other_functions(tmp_path):

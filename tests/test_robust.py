@@ -279,6 +279,20 @@ def test_the_radius_is_exclusive_robust_one_ulp_below_not_at_it(spec, compiler):
     assert at["verdict"] == "not_robust", at["evidence"]
 
 
+def test_the_drift_plot_draws_the_random_words_and_the_witness_word_over_the_whole_length(monkeypatch, tmp_path):
+    """robust_report's plot: the random words and p·w·w·… (Theorem 4.1 (i)'s witness repeated), each over
+    min(cap, PLOT_LENGTH) steps."""
+    from fsa2rnn.realize import conditions, robust
+
+    drawn = {}
+    monkeypatch.setattr(robust, "plot_drift", lambda curves, path, title="": drawn.update(curves) or path)
+    model = compile_householder(resolve_spec("Z5"))
+    out = conditions.robust_report(model, None, eta=0.01, cap=300, plot=str(tmp_path / "d.png"))
+    assert out["plot"] == str(tmp_path / "d.png") and out["theorem"] == "Theorem 4.1 (i)"
+    assert set(drawn) == {f"{conditions.PLOT_WORDS} random words", "witness p·w·w·…"}
+    assert all(len(curve["t"]) == 300 for curve in drawn.values())
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
