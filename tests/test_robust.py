@@ -293,6 +293,24 @@ def test_the_drift_plot_draws_the_random_words_and_the_witness_word_over_the_who
     assert all(len(curve["t"]) == 300 for curve in drawn.values())
 
 
+def test_simulation_thresholds_are_inclusive_where_documented():
+    """The checker's own simulations at their thresholds: Theorem 4.1 (i)'s witness is simulated when its horizon
+    ⌈r/η⌉ is exactly the cap (not one above); at η = 0 an NFSM gets no simulation (no perturbation); the L_max cap
+    may equal the start length (16), not be below it."""
+    from fsa2rnn.realize.conditions import LMAX_START, robust_report
+
+    z5 = compile_householder(resolve_spec("Z5"))
+    horizon = check_conditions(z5, 0.01, simulate=False)["horizon"]
+    assert check_conditions(z5, 0.01, cap=horizon)["simulation"]["l_max"] == horizon
+    assert check_conditions(z5, 0.01, cap=horizon - 1)["simulation"] is None
+    ff = compile_nfsm(resolve_spec("flipflop"))
+    at0 = check_conditions(ff, 0.0)
+    assert at0["verdict"] == "robust" and at0["simulation"] is None
+    assert robust_report(ff, None, eta=0.1, lmax=True, cap=LMAX_START)["l_max_capped"]
+    with pytest.raises(SpecError, match="below the start length"):
+        robust_report(ff, None, eta=0.1, lmax=True, cap=LMAX_START - 1)
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
