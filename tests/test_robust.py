@@ -303,9 +303,16 @@ def test_simulation_thresholds_are_inclusive_where_documented():
     horizon = check_conditions(z5, 0.01, simulate=False)["horizon"]
     assert check_conditions(z5, 0.01, cap=horizon)["simulation"]["l_max"] == horizon
     assert check_conditions(z5, 0.01, cap=horizon - 1)["simulation"] is None
+    witness = check_conditions(z5, 0.01, cap=horizon)
+    assert witness["simulation"]["n_words"] == 1 and witness["simulation"]["words"] == "witness"
+    assert f"the witness word repeated fail at length {horizon}" in witness["evidence"]
     ff = compile_nfsm(resolve_spec("flipflop"))
-    at0 = check_conditions(ff, 0.0)
-    assert at0["verdict"] == "robust" and at0["simulation"] is None
+    for model in (ff, compile_affine(resolve_spec("regex:(a|b)*ab"))):
+        at0 = check_conditions(model, 0.0)
+        assert at0["verdict"] == "robust" and at0["simulation"] is None
+    random = check_conditions(ff, 0.1, cap=64)
+    assert random["simulation"]["n_words"] == 16 and random["simulation"]["l_max"] is None
+    assert "16 random words: no failure up to length 64" in random["evidence"]
     assert robust_report(ff, None, eta=0.1, lmax=True, cap=LMAX_START)["l_max_capped"]
     with pytest.raises(SpecError, match="below the start length"):
         robust_report(ff, None, eta=0.1, lmax=True, cap=LMAX_START - 1)
