@@ -318,6 +318,16 @@ def test_simulation_thresholds_are_inclusive_where_documented():
         robust_report(ff, None, eta=0.1, lmax=True, cap=LMAX_START - 1)
 
 
+def test_check_conditions_takes_a_compiled_model_or_its_module_and_nothing_else():
+    from fsa2rnn.fsa.errors import ModelFileError
+
+    model = compile_nfsm(resolve_spec("flipflop"))
+    assert check_conditions(load_model(model), 0.1, simulate=False)["verdict"] == "robust"
+    for bad in (object(), torch.nn.Linear(2, 2)):
+        with pytest.raises(ModelFileError, match="takes a compiled model"):
+            check_conditions(bad, 0.1)
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
