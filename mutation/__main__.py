@@ -273,8 +273,9 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
     root = trees[0]  # the snapshot this run tests (the checkout may change meanwhile)
     spans = _function_spans(root, module)
     msha, tsha = source_sha((root / module).read_text()), tests_sha(module, root)
+    changes = {m.name: change_sha(root, m) for m in enumerate_mutants(root, module)}  # before any file is mutated
     todo = [m for m in enumerate_mutants(root, module)
-            if not _done(state.results.get(m.name), msha, tsha, change_sha(root, m))]  # fmt: skip
+            if not _done(state.results.get(m.name), msha, tsha, changes[m.name])]  # fmt: skip
     todo = todo[:limit] if limit else todo
     print(f"mutation: {module}: {len(todo)} mutants to run", flush=True)
     jobs: queue.Queue[Mutant] = queue.Queue()
@@ -296,7 +297,7 @@ def _run_module(module: str, trees: list[Path], state: _RunState, limit: int, tr
                 errors.append(exc)
                 return
             state.record({"name": m.name, "module": m.module, "line": m.line, "module_sha": msha, "tests_sha": tsha,
-                          "change": change_sha(root, m), **r})  # fmt: skip
+                          "change": changes[m.name], **r})  # fmt: skip
             n = len(todo) - jobs.qsize()
             print(f"[{n}/{len(todo)}] {r['outcome']:<11} {m.name} ({r['seconds']:.0f} s)", flush=True)
 
