@@ -328,6 +328,24 @@ def test_check_conditions_takes_a_compiled_model_or_its_module_and_nothing_else(
             check_conditions(bad, 0.1)
 
 
+def test_robust_report_adds_lmax_only_when_asked_and_a_witness_search_only_for_theorem_4_1_i():
+    from fsa2rnn.realize.conditions import robust_report
+
+    ff = compile_nfsm(resolve_spec("flipflop"))
+    plain = robust_report(ff, None, eta=0.1)  # the verdict only: no L_max search, no simulation in the evidence
+    assert plain["l_max"] is None and "cap" not in plain and "η-trajectories" not in plain["evidence"]
+    above = robust_report(ff, None, eta=1.1 / ROOT2, lmax=True, cap=64)  # not robust by (R3): a witness, not 4.1 (i)
+    assert above["witness"] and above["theorem"] == "Theorem 3.1 (R3)" and "l_max_witness" not in above
+    assert "the adversarial η-trajectory errs on the witness (length" in above["evidence"]
+
+
+def test_check_conditions_refuses_a_spec_whose_states_differ_from_the_models():
+    a = resolve_spec("flipflop")
+    renamed = a.replace(states=tuple(f"{q}'" for q in a.states))
+    with pytest.raises(SpecError, match="states or symbols differ"):
+        check_conditions(compile_nfsm(a), 0.1, renamed)
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
