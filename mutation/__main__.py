@@ -100,18 +100,22 @@ def tests_sha(module: str, root: Path = REPO) -> str:
 
 
 def trace(modules: list[str], tree: Path, work: Path) -> dict[str, dict]:
-    """Per module, ``{nodeid: {outcome, seconds, lines}}`` over its test files on the unmutated copy. Traced per test
-    file, cached by the file's and the modules' contents; the files not cached yet are traced in one pytest run."""
+    """Per module, ``{nodeid: {outcome, seconds, lines}}`` over its test files on the unmutated copy. Cached per test
+    file (by its contents) with the lines of each module traced (by the module's contents); the test files whose
+    cache lacks a module are traced again, in one pytest run."""
     files = sorted({t for m in modules for t in config.TESTS[m]})
-    h = hashlib.sha256()
-    for m in sorted(modules):
-        h.update(m.encode() + (tree / m).read_bytes())
-    msha = h.hexdigest()[:16]
+    shas = {m: source_sha((tree / m).read_text()) for m in modules}
 
     def cache(f: str) -> Path:
-        return work / "trace" / f"{f.replace('/', '.')}-{_sha_files([tree / f])}-{msha}.json"
+        return work / "trace" / f"{f.replace('/', '.')}-{_sha_files([tree / f])}.json"
 
-    missing = [f for f in files if not cache(f).exists()]
+    def usable(f: str) -> bool:
+        if not cache(f).exists():
+            return False
+        have = json.loads(cache(f).read_text())["modules"]
+        return all(have.get(m) == shas[m] for m in modules if f in config.TESTS[m])
+
+    missing = [f for f in files if not usable(f)]
     if missing:
         (work / "trace").mkdir(parents=True, exist_ok=True)
         out = work / "trace" / "run.tmp"
@@ -125,12 +129,24 @@ def trace(modules: list[str], tree: Path, work: Path) -> dict[str, dict]:
             raise SystemExit(f"mutation: the trace run failed (exit {code}):\n{text[-3000:]}")
         data = json.loads(out.read_text())
         for f in missing:
-            cache(f).write_text(json.dumps({k: v for k, v in data.items() if k.split("::")[0] == f}))
+            tests = {k: v for k, v in data.items() if k.split("::")[0] == f}
+            lines = {k: {m: v["lines"].get(str(tree / m), []) for m in modules} for k, v in tests.items()}
+            cache(f).write_text(
+                json.dumps(
+                    {
+                        "modules": shas,
+                        "tests": {
+                            k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": lines[k]}
+                            for k, v in tests.items()
+                        },
+                    }
+                )
+            )
         out.unlink()
         print(f"mutation: traced {len(data)} tests in {secs:.0f} s", flush=True)
-    data = {k: v for f in files for k, v in json.loads(cache(f).read_text()).items()}
+    data = {k: v for f in files for k, v in json.loads(cache(f).read_text())["tests"].items()}
     return {
-        m: {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(str(tree / m), [])}
+        m: {k: {"outcome": v["outcome"], "seconds": v["seconds"], "lines": v["lines"].get(m, [])}
             for k, v in data.items() if k.split("::")[0] in config.TESTS[m]}
         for m in modules
     }  # fmt: skip
