@@ -28,6 +28,8 @@ DTYPES = ("float64", "float32", "bfloat16", "float16")
 ENGINES = ("auto", "numpy", "torch")
 #: complete lines gathered into one batch at most (a single longer line is one batch)
 BATCH_BYTES = 1 << 24
+#: the longest stdin line read (a word of millions of symbols; longer is refused before more is read)
+MAX_LINE_BYTES = 1 << 24
 _READ = 1 << 20
 
 
@@ -45,6 +47,10 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
     """Run MODEL on words read from stdin; print a JSON array of state names after each symbol, one line per word."""
     if engine == "numpy" and dtype != "float64":
         raise click.UsageError(f"--engine numpy runs at float64 only, not --dtype {dtype} (use --engine torch)")
+    if sys.stdin is None:
+        from fsa2rnn.fsa.errors import SpecError
+
+        raise SpecError("stdin is closed: `fsa2rnn run` reads its words from stdin, one JSON array per line")
     predict = _numpy_predictor(model_path) if engine != "torch" and dtype == "float64" else None
     if predict is None:
         predict = _torch_predictor(model_path, dtype)
@@ -149,6 +155,10 @@ def _batches(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             del buf[:cut]
             yield line, data
             line += data.count(b"\n")
+        if len(buf) > MAX_LINE_BYTES:
+            from fsa2rnn.fsa.errors import LimitExceededError
+
+            raise LimitExceededError(f"stdin line {line} is longer than the limit of {MAX_LINE_BYTES:,} bytes")
 
 
 def _read_some(stream: BinaryIO) -> bytes:

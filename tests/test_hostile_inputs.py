@@ -58,7 +58,7 @@ def test_run_into_a_full_device_is_one_line(tmp_path):
     with open("/dev/full", "w") as full:
         res = subprocess.run([sys.executable, "-m", "fsa2rnn.cli", "run", str(model)], input='["1", "0"]\n',
                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
-    assert res.returncode == 2 and res.stderr.strip() == "error: cannot write the output: No space left on device"
+    assert res.returncode == 1 and res.stderr.strip() == "error: cannot write the output: No space left on device"
 
 
 # ---------------------------------------------------------------------------------------------------- the table
