@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -28,6 +29,17 @@ EXTRAS = {"torch": "nn", "matplotlib": "nn", "aalpy": "lstar", "triton": "triton
 class FsaGroup(click.Group):
     """A click group whose commands report FsaError and click's usage errors (a bad option value, a missing
     argument, an unknown command) as one line ``error: …`` on stderr with exit code 2."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            if args and "No such command" in exc.message:
+                from fsa2rnn.fsa.registry import did_you_mean
+
+                hint = did_you_mean(args[0], self.list_commands(ctx))
+                exc.message = exc.message.rstrip(".") + (f" (d{hint[3:]})" if hint else ".")
+            raise
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         try:
@@ -106,8 +118,20 @@ def _usage_error(exc: click.ClickException) -> None:
         raise exc
     ctx = getattr(exc, "ctx", None)
     hint = f" (see `{ctx.command_path} --help`)" if isinstance(exc, click.UsageError) and ctx is not None else ""
-    click.echo(f"error: {_one_line_text(exc.format_message())}{hint}", err=True)
+    click.echo(f"error: {_one_line_text(exc.format_message() + _suggestion(exc))}{hint}", err=True)
     raise click.exceptions.Exit(EXIT_BAD_INPUT)
+
+
+def _suggestion(exc: click.ClickException) -> str:
+    """`` Did you mean 'x'?`` for a value outside a click.Choice (click suggests for options, not for values)."""
+    param = getattr(exc, "param", None)
+    if not isinstance(exc, click.BadParameter) or not isinstance(getattr(param, "type", None), click.Choice):
+        return ""
+    from fsa2rnn.fsa.registry import did_you_mean
+
+    given = re.match(r"^'(.*)' is not one of", exc.message)
+    hint = did_you_mean(given.group(1), param.type.choices) if given else ""
+    return f" D{hint[3:]}" if hint else ""
 
 
 def _one_line_text(text: str) -> str:

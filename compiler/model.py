@@ -101,12 +101,24 @@ def model_digest(header: dict[str, Any], tensors: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-@dataclass
+@dataclass(repr=False)
 class CompiledModel:
     """Compiled weights: ``header`` (JSON-able dict, see module docstring) and ``tensors`` (name → numpy array)."""
 
     header: dict[str, Any]
     tensors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: target, construction, the automaton's size, the tensors' — the report is ``.summary``."""
+        h = self.header
+        name = (h.get("automaton") or {}).get("name")
+        nbytes = sum(int(np.asarray(t).nbytes) for t in self.tensors.values())
+        return (
+            f"<CompiledModel {h.get('target', '?')}/{h.get('construction', '?')}"
+            f"{' ' + repr(name) if name else ''}: {len(h.get('states', ()))} states, {len(h.get('symbols', ()))} "
+            f"symbols, {_count(len(h.get('layers', ())), 'layer')}, {len(self.tensors)} tensors ({_size(nbytes)}); the "
+            f"compile report: .summary (a dict)>"
+        )
 
     # convenience views of the header
     @property
@@ -270,6 +282,18 @@ class CompiledModel:
         if header.get("format") not in _OLD_FORMATS:
             model.check_integrity(required=True)
         return model.validate()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if nbytes < 1024 or unit == "MiB":
+            return f"{nbytes:,} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return ""
 
 
 def _json_default(o: Any) -> Any:

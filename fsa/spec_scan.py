@@ -160,7 +160,10 @@ class _Scan:
         if key == "transitions":
             return self.object(at, self.row)
         if key in _NAME_LISTS and self.text.startswith(b"[", at):
-            end, self.counts[key] = self.array(at)
+            end, n = self.array(at)
+            if n > _max_transitions():  # a list this long would be built by json.loads, whatever else the spec says
+                raise LimitExceededError(f"the spec's {key!r} names {n:,}, over the limit of {_max_transitions():,}")
+            self.counts[key] = n
             self.check()
             return end
         value, end = self.scalar(at)
@@ -176,13 +179,9 @@ class _Scan:
         return end
 
     def check(self) -> None:
-        from .automaton import MAX_SPEC_TRANSITIONS, check_spec_size
+        """states × symbols (as declared, or as the rows of ``transitions`` show) within the limit."""
+        from .automaton import check_spec_size
 
-        for key, n in self.counts.items():
-            if n > MAX_SPEC_TRANSITIONS:
-                raise LimitExceededError(
-                    f"the spec's {key!r} names {n:,}, over the limit of {MAX_SPEC_TRANSITIONS:,} transitions"
-                )
         n, k = self.counts.get("states"), self.counts.get("symbols")
         if self.rows:
             k, n = max(k or 0, self.rows), max(n or 0, self.longest_row)
@@ -196,3 +195,9 @@ def _escaped(text: bytes | bytearray, i: int) -> bool:
     while j > 0 and text[j - 1] == 0x5C:
         j -= 1
     return (i - j) % 2 == 1
+
+
+def _max_transitions() -> int:
+    from .automaton import MAX_SPEC_TRANSITIONS
+
+    return MAX_SPEC_TRANSITIONS

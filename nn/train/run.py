@@ -138,6 +138,7 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
     rates = _lr_grid(params, seeds)
+    limits.check_run_count(len(seeds or [None]), len(rates or [None]))
     out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
