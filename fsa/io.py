@@ -64,6 +64,26 @@ def output_target(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+def output_directory(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """The directory ``path`` that a command will create or fill, checked before any work: not empty, not a file
+    or under one, and in a place this process may write (its nearest existing ancestor writable). OutputFileError
+    naming the path and ``option`` otherwise."""
+    raw = os.fspath(path)
+    if raw.strip() == "":
+        raise OutputFileError(f"{option} is empty: give a directory")
+    out = Path(raw)
+    if out.exists() and not out.is_dir():
+        raise OutputFileError(f"{option} {raw!r} exists and is not a directory")
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputFileError(f"{option} {raw!r}: {str(anc)!r} is a file, not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputFileError(f"{option} {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    return out
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary path beside the target of ``path``, then rename it into place.
 
@@ -109,8 +129,9 @@ def staged_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
         raise
 
 
-#: the OS error a safetensors write reports in its message (``… message: "No space left on device" …``)
-_RUST_IO = re.compile(r'message: "([^"]*)"')
+#: the OS error a safetensors write reports in its message (``… I/O error: No space left on device (os error 28)``,
+#: or ``… message: "No space left on device" …``)
+_RUST_IO = re.compile(r'I/O error: (.*?) \(os error \d+\)|message: "([^"]*)"')
 
 
 def _write_failure(exc: Exception) -> str | None:
@@ -119,7 +140,7 @@ def _write_failure(exc: Exception) -> str | None:
         return exc.strerror or str(exc)
     if type(exc).__name__ == "SafetensorError":
         found = _RUST_IO.search(str(exc))
-        return found.group(1) if found else " ".join(str(exc).split())
+        return (found.group(1) or found.group(2)) if found else " ".join(str(exc).split())
     return None
 
 

@@ -39,17 +39,19 @@ def hostile_dir(tmp_path_factory):
     return d
 
 
-@pytest.mark.parametrize("case", bench_hostile.CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in bench_hostile.CASES if c.suite], ids=lambda c: c.name)
 def test_refused_in_one_line_before_memory_is_spent(case, hostile_dir):
-    args = [a.replace("{dir}", str(hostile_dir)) for a in case.args]
-    rc, err, seconds, peak_mib = bench_hostile.run_limited(args)
+    case = case.resolved(hostile_dir)
+    rc, err, seconds, peak_mib = bench_hostile.run_limited(case)
     lines = err.strip().splitlines()
-    assert rc == 2, (rc, err[-500:])
-    expect = case.expect.replace("{dir}", str(hostile_dir))
-    assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], err
-    assert peak_mib < 500, f"{case.name}: peak {peak_mib:.0f} MiB"
+    assert rc == case.code, (rc, err[-500:])
+    assert len(lines) == 1 and lines[0].startswith("error: ") and case.expect in lines[0], err
+    assert peak_mib < case.mib, f"{case.name}: peak {peak_mib:.0f} MiB"
     for leftover in case.absent:
         assert not (hostile_dir / leftover).exists(), leftover
+    for path, text in case.kept:
+        assert (hostile_dir / path).read_text() == text, path  # nothing replaced
+    assert not [p for p in os.listdir(hostile_dir) if p.startswith(".") and p.endswith(".tmp")]  # nor half-written
 
 
 def test_run_into_a_full_device_is_one_line(tmp_path):
