@@ -135,16 +135,18 @@ def _first_bad_word(states: np.ndarray, lengths: np.ndarray, n_states: int) -> i
 
 
 def _batches(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """(number of the first line, complete lines ending in a newline) of what stdin has ready."""
+    """(number of the first line, complete lines ending in a newline) of what stdin has ready; LimitExceededError
+    as soon as a line is longer than :data:`MAX_LINE_BYTES` (before more of it is read)."""
     buf = bytearray()
     line = 1
     eof = False
+    limit = _LineLimit()
     while not eof:
-        chunk = _read_some(stream)
+        chunk = limit.feed(_read_some(stream))
         eof = not chunk
         buf += chunk
         while not eof and len(buf) < BATCH_BYTES and _ready(stream):
-            chunk = _read_some(stream)
+            chunk = limit.feed(_read_some(stream))
             eof = not chunk
             buf += chunk
         if eof and buf and not buf.endswith(b"\n"):
@@ -155,10 +157,32 @@ def _batches(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             del buf[:cut]
             yield line, data
             line += data.count(b"\n")
-        if len(buf) > MAX_LINE_BYTES:
+
+
+class _LineLimit:
+    """The length of every stdin line, counted as its bytes arrive (the newlines of each chunk found at once)."""
+
+    def __init__(self) -> None:
+        self.lines = 0  #: complete lines seen
+        self.tail = 0  #: bytes of the line under way
+
+    def feed(self, chunk: bytes) -> bytes:
+        newlines = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+        if newlines.size == 0:
+            lengths = np.array([self.tail + len(chunk)])
+        else:
+            first, last = self.tail + newlines[0], len(chunk) - newlines[-1] - 1
+            lengths = np.concatenate([[first], np.diff(newlines) - 1, [last]])
+        over = np.flatnonzero(lengths > MAX_LINE_BYTES)
+        if over.size:
             from fsa2rnn.fsa.errors import LimitExceededError
 
-            raise LimitExceededError(f"stdin line {line} is longer than the limit of {MAX_LINE_BYTES:,} bytes")
+            raise LimitExceededError(
+                f"stdin line {self.lines + int(over[0]) + 1} is longer than the limit of {MAX_LINE_BYTES:,} bytes"
+            )
+        self.lines += int(newlines.size)
+        self.tail = int(lengths[-1])
+        return chunk
 
 
 def _read_some(stream: BinaryIO) -> bytes:

@@ -95,7 +95,7 @@ def _read(fd: int, limit: int, shown: str, first: bytes | None, timeout: float) 
     poller.register(fd, select.POLLIN)
     while True:
         if not os.get_blocking(fd) and not poller.poll(int(timeout * 1000)):
-            waited = "nothing arrived" if not chunks and not started else "nothing more arrived"
+            waited = "nothing arrived" if total == 0 else "nothing more arrived"
             raise SpecError(f"cannot read {shown}: {waited} for {timeout:g} s (a pipe or FIFO nobody writes?)")
         try:
             chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
