@@ -250,7 +250,7 @@ def parse_nfsm_head_sizes(text: str, option: str = "--nfsm-heads") -> list[int]:
             count, sizes = int(count_text), [int(size_text)]
         else:
             count = text.count(",") + 1
-            check("heads", count, option)
+            check("heads", count, f"{option}: the number of heads")
             sizes = [int(p) for p in text.split(",")]
     except ValueError:
         count, sizes = 0, []
@@ -258,9 +258,9 @@ def parse_nfsm_head_sizes(text: str, option: str = "--nfsm-heads") -> list[int]:
         raise SpecError(
             f"{option} must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
         )
-    check("heads", count, f"{option} {text}: the number of heads")
+    check("heads", count, f"{option}: the number of heads")
     for d in sizes:
-        check("state_size", d, f"{option} {text}: a head's size")
+        check("state_size", d, f"{option}: a head's size")
     return sizes * count if times else sizes
 
 

@@ -126,6 +126,7 @@ def _pick(
     if text is None:
         return list(allowed)
     chosen = [t.strip() for t in text.split(",") if t.strip()]
+    known: dict[str, str] = {}
     if aliases is not None and any(t not in allowed for t in chosen):
         known = aliases()
         chosen = [known.get(t, t) for t in chosen]
@@ -133,8 +134,9 @@ def _pick(
     if not chosen:
         raise SpecError(f"{option}: no names in {text!r} (choose from {', '.join(allowed)})")
     if bad:
-        from fsa2rnn.fsa.registry import unknown_name_message
+        from fsa2rnn.fsa.registry import did_you_mean
 
         what = {"--tasks": "task", "--models": "model", "--arm": "arm"}.get(option, "name")
-        raise SpecError(f"{option}: {unknown_name_message(f'{what} of {name}', bad[0], allowed)}")
+        raise SpecError(f"{option}: unknown {what} of {name} {bad[0]!r} (choose from {', '.join(allowed)}"
+                        f"{did_you_mean(bad[0], [*allowed, *known])})")  # fmt: skip
     return list(dict.fromkeys(chosen))
