@@ -1,9 +1,10 @@
-"""Hostile input to the training, evaluation and comparison commands (docs/limits.md): every case is one line
-`error: …`, exit 2, nothing left behind, refused before the memory is spent.
+"""Hostile input to every command (docs/limits.md, docs/guide/automata.md): every case is one line `error: …`, exit
+2 (1 where the output cannot be written), nothing left behind or replaced, refused before the memory is spent.
 
-The refusals run the CLI in a child process under an address-space limit (RLIMIT_AS, 2 GiB: a guard that is wrong
-fails fast on its allocation instead of eating the machine) and a hang timeout, and each stays below 500 MiB of
-peak memory (the child's own, ``os.wait4``); benchmarks/bench_hostile.py prints their seconds beside the 5 s target.
+The refusals (benchmarks/bench_hostile.py's cases) run the CLI in a child process under an address-space limit
+(RLIMIT_AS, 2 GiB: a guard that is wrong fails fast on its allocation instead of eating the machine) and a hang
+timeout, with the case's stdin, stdout, file-size limit and environment, and each stays below its memory ceiling
+(500 MiB; the child's own peak, ``os.wait4``); benchmarks/bench_hostile.py prints their seconds beside the 5 s target.
 The rest run in-process: Ctrl-C and ``--resume`` reproducing an uninterrupted run's records exactly, flags that
 disagree with ``--init-from`` or the resumed run, short messages, progress, the torch-free task list.
 """
