@@ -346,6 +346,39 @@ def test_check_conditions_refuses_a_spec_whose_states_differ_from_the_models():
         check_conditions(compile_nfsm(a), 0.1, renamed)
 
 
+@pytest.mark.parametrize(
+    "spec,compiler,why",
+    [
+        ("T4", compile_nfsm, "(R3) fails at η = 0 already"),
+        ("T4", compile_householder, "the exact check fails"),
+        ("regex:(a|b)*ab", compile_affine, "the exact check fails"),
+    ],
+)
+def test_against_a_near_miss_automaton_every_target_is_not_robust_by_r1_r3(spec, compiler, why):
+    """The model checked against its automaton with one transition changed (same names): not robust by (R1)/(R3)
+    at any η, before any radius is considered."""
+    a = resolve_spec(spec)
+    model = compiler(a)
+    t = np.array(a.transitions, copy=True)
+    d = 2 if compiler is compile_affine else 1  # δ_a(q0) = q0: the changed target of the shift register stays definite
+    t[0, a.initial] = (t[0, a.initial] + d) % a.n_states
+    res = check_conditions(model, 0.1, a.replace(transitions=t), simulate=False)
+    assert res["verdict"] == "not_robust" and res["theorem"] == "Theorem 3.1 (R1, R3)" and why in res["evidence"]
+
+
+def test_theorem_4_1_i_evidence_names_how_and_the_prefix_and_eta_0_is_the_exact_check():
+    z5 = compile_householder(resolve_spec("Z5"))
+    res = check_conditions(z5, 0.01, simulate=False)
+    assert "(exactly)" in res["evidence"] and "after the prefix" not in res["evidence"]
+    at0 = check_conditions(z5, 0.0, simulate=False)
+    assert at0["eta"] == 0.0 and at0["verdict"] == "robust" and at0["theorem"] == "Theorem 3.1 at η = 0"
+    ep = check_conditions(compile_householder(resolve_spec("even_pairs")), 0.01, simulate=False)
+    assert ep["witness_prefix"] and f"after the prefix p = {ep['witness_prefix']}" in ep["evidence"]
+    aff = compile_affine(resolve_spec("regex:(a|b)*ab"))
+    above = check_conditions(aff, 1.1 * check_conditions(aff, 1e-9, simulate=False)["radius"], simulate=False)
+    assert above["witness"] and "the adversarial η-trajectory errs on the witness (length" in above["evidence"]
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
