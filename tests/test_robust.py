@@ -379,6 +379,84 @@ def test_theorem_4_1_i_evidence_names_how_and_the_prefix_and_eta_0_is_the_exact_
     assert above["witness"] and "the adversarial η-trajectory errs on the witness (length" in above["evidence"]
 
 
+def _random_configuration_graph(rng, n: int, k: int) -> dict:
+    """A deterministic graph like ExactLinearRNN.configuration_graph's: every node reachable from 0, one edge per
+    (node, symbol), BFS distances and parents from node 0."""
+    from collections import deque
+
+    while True:
+        delta = rng.integers(0, n, (n, k))
+        dist, parent, queue = {0: 0}, {0: (-1, -1)}, deque([0])
+        while queue:
+            v = queue.popleft()
+            for x in range(k):
+                t = int(delta[v, x])
+                if t not in dist:
+                    dist[t], parent[t] = dist[v] + 1, (v, x)
+                    queue.append(t)
+        if len(dist) == n:
+            edges = np.array([[v, x, delta[v, x]] for v in range(n) for x in range(k)])
+            return {"n": n, "edges": edges, "dist": np.array([dist[v] for v in range(n)]),
+                    "parent": np.array([parent[v] for v in range(n)]), "delta": delta}  # fmt: skip
+
+
+def test_shortest_cycle_and_longest_path_against_brute_force():
+    """spectral.shortest_cycle: |prefix| + |cycle| least over all nodes on a cycle of usable edges (prefix: the BFS
+    path, cycle: back to the node it reaches), checked by walking it; longest_path against every path enumerated on
+    acyclic usable edges, and refused (ValueError) on cyclic ones."""
+    from fsa2rnn.realize.spectral import longest_path, shortest_cycle
+
+    rng = np.random.default_rng(7)
+    cyclic = acyclic = 0
+    for _ in range(300):
+        g = _random_configuration_graph(rng, int(rng.integers(1, 8)), int(rng.integers(1, 4)))
+        usable = rng.random(len(g["edges"])) < rng.uniform(0.2, 0.9)
+        ok = {(int(s), int(x)): int(t) for (s, x, t), u in zip(g["edges"], usable) if u}
+        succ = {v: [t for (s, _), t in ok.items() if s == v] for v in range(g["n"])}
+
+        def back(v, succ=succ):  # the shortest return to v along usable edges (BFS), or None
+            seen, frontier, length = set(), [v], 0
+            while frontier:
+                length += 1
+                nxt = []
+                for u in frontier:
+                    for t in succ[u]:
+                        if t == v:
+                            return length
+                        if t not in seen:
+                            seen.add(t)
+                            nxt.append(t)
+                frontier = nxt
+            return None
+
+        best = min((g["dist"][v] + back(v) for v in range(g["n"]) if back(v) is not None), default=None)
+        found = shortest_cycle(g, usable)
+        if best is None:
+            assert found is None
+            acyclic += 1
+
+            def longest(v, succ=succ):  # every path from v, enumerated (the subgraph is acyclic)
+                return max((1 + longest(t) for t in succ[v]), default=0)
+
+            assert longest_path(g, usable) == max(longest(v) for v in range(g["n"]))
+            continue
+        cyclic += 1
+        prefix, cycle = found
+        assert len(prefix) + len(cycle) == best
+        v = 0
+        for x in prefix:
+            v = int(g["delta"][v, x])
+        assert len(prefix) == g["dist"][v]
+        u = v
+        for x in cycle:
+            assert (u, x) in ok
+            u = ok[(u, x)]
+        assert u == v
+        with pytest.raises(ValueError, match="cycle"):
+            longest_path(g, usable)
+    assert cyclic > 50 and acyclic > 50
+
+
 # ---------------------------------------------------------------------------------------------------- Theorem 4.1 (ii)
 def _suffix_automaton(rng):
     words = {"".join(rng.choice(list("ab"), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
