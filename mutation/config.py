@@ -35,6 +35,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_hostile_inputs.py",
     ],
     "realize/spectral.py": [
+        "tests/test_spectral_branch.py",
         "tests/test_robust.py",
         "tests/test_affine.py",
         "tests/test_theorems.py",

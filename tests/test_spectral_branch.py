@@ -1,0 +1,137 @@
+"""Theorem 4.1's branch (realize/spectral.py) on configuration graphs built by hand: the numeric branch for rows
+that are neither orthogonal nor zero, the choice between layers, and the tie rules.
+
+Oracle: every graph here is small enough to read its cycles off by eye; the spectral radius of a product of
+diagonal (or triangular) matrices is the largest |diagonal entry| of the product, computed exactly in float64.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from fsa2rnn.realize import spectral
+from fsa2rnn.realize.spectral import ORTHOGONAL, OTHER, ZERO, shortest_cycle, theorem41_branch
+
+#  configurations 0, 1, 2 over symbols 0, 1:  0 -0-> 1 -0-> 2 -0-> 1,  symbol 1 loops on every configuration
+EDGES = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 2], [1, 1, 1], [2, 0, 1], [2, 1, 2]])
+DIST = np.array([0, 1, 2])
+PARENT = np.array([[-1, -1], [0, 0], [1, 0]])
+
+
+def _graph(rows: list[list[int]], classes: list[list[int]]) -> dict:
+    """EDGES with the row each edge uses in each layer (``rows[i][e]``) and the class of each layer's rows."""
+    return {
+        "n": 3,
+        "edges": EDGES,
+        "dist": DIST,
+        "parent": PARENT,
+        "rows": np.array(rows).T,
+        "classes": [np.array(c) for c in classes],
+        "states": np.zeros(3, dtype=np.int64),
+    }
+
+
+def _diag(*d: float) -> np.ndarray:
+    return np.diag(np.array(d, dtype=np.float64))
+
+
+def _use(monkeypatch, graph: dict, a: list[np.ndarray]) -> None:
+    """theorem41_branch reads this graph, and the layers' stacked row matrices ``a[i]`` (R, d, d)."""
+    monkeypatch.setattr(spectral, "configuration_graph", lambda model: graph)
+    monkeypatch.setattr(spectral, "program_of", lambda model: SimpleNamespace(layers=[SimpleNamespace(a=x) for x in a]))
+
+
+# every edge its own row (row e = edge e) in both layers
+ROWS = [list(range(6)), list(range(6))]
+
+
+def _layers(rho0: float, rho1: float) -> list[np.ndarray]:
+    """Layer 0: the loop 1 -1-> 1 is diag(rho0, 0.25) (its other rows differ, so a wrong walk shows); layer 1: the
+    cycle 1 -0-> 2 -0-> 1 multiplies diag(rho1, 0.5) and diag(1, 0.5) (in either order)."""
+    a0 = np.stack([_diag(3.0, 3.0), _diag(5.0, 5.0), _diag(7.0, 7.0), _diag(rho0, 0.25), _diag(0.125, 9.0),
+                   _diag(11.0, 11.0)])  # fmt: skip
+    a1 = np.stack([_diag(3.0, 3.0), _diag(5.0, 5.0), _diag(rho1, 0.5), _diag(13.0, 13.0), _diag(1.0, 0.5),
+                   _diag(17.0, 17.0)])  # fmt: skip
+    return [a0, a1]
+
+
+# layer 0: the loop at 0 is a zero row, the rest OTHER; layer 1: only the 1 -> 2 -> 1 cycle is not zero
+NUMERIC = [[OTHER, ZERO, OTHER, OTHER, OTHER, OTHER], [ORTHOGONAL, ZERO, OTHER, ZERO, OTHER, ZERO]]
+
+
+@pytest.mark.parametrize(
+    ("rho0", "rho1", "branch", "rho", "layer", "witness"),
+    [
+        (0.5, 1.25, "i", 1.25, 1, {"prefix": [0], "cycle": [0, 0]}),  # layer 1's cycle grows
+        (1.5, 0.75, "i", 1.5, 0, {"prefix": [0], "cycle": [1]}),  # layer 0's loop grows
+        (0.5, 0.75, "ii", 0.75, None, None),  # both contract: ρ is the larger
+        (0.875, 0.75, "ii", 0.875, None, None),
+        (1.25, 1.25, "i", 1.25, 0, {"prefix": [0], "cycle": [1]}),  # a tie: the first layer
+        (0.5, 1 - 1e-12, "i", 1 - 1e-12, 1, {"prefix": [0], "cycle": [0, 0]}),  # ρ ≥ 1 − 1e-12 counts as 1
+        (0.5, 1 - 2e-12, "ii", 1 - 2e-12, None, None),
+        (0.0, 0.0, "ii", 0.25, None, None),  # ρ is the largest |λ|, not the first
+    ],
+)
+def test_numeric_branch_rho_along_the_shortest_cycle_of_nonzero_rows(
+    monkeypatch, rho0, rho1, branch, rho, layer, witness
+):
+    _use(monkeypatch, _graph(ROWS, NUMERIC), _layers(rho0, rho1))
+    got = theorem41_branch(object())
+    assert got == {"branch": branch, "spectral_radius": rho, "exact": False, "layer": layer, "witness": witness,
+                   "surviving": None, "configurations": 3}  # fmt: skip
+
+
+def test_numeric_branch_skips_a_layer_without_cycles(monkeypatch):
+    classes = [[OTHER, ZERO, OTHER, ZERO, ZERO, ZERO], [ORTHOGONAL, ZERO, OTHER, ZERO, OTHER, ZERO]]  # layer 0: a path
+    _use(monkeypatch, _graph(ROWS, classes), _layers(9.0, 0.75))
+    got = theorem41_branch(object())
+    assert (got["branch"], got["spectral_radius"], got["exact"]) == ("ii", 0.75, False)
+
+
+def test_numeric_branch_without_any_cycle(monkeypatch):
+    classes = [[OTHER, ZERO, OTHER, ZERO, ZERO, ZERO]] * 2
+    _use(monkeypatch, _graph(ROWS, classes), _layers(9.0, 9.0))
+    got = theorem41_branch(object())
+    assert got == {"branch": "ii", "spectral_radius": 0.0, "exact": False, "layer": None, "witness": None,
+                   "surviving": None, "configurations": 3}  # fmt: skip
+
+
+def test_exact_branches_pick_the_layer_with_the_shortest_orthogonal_cycle(monkeypatch):
+    a = _layers(0.5, 0.5)
+    # layer 0: the orthogonal cycle 1 -> 2 -> 1 (length 1 + 2); layer 1: the loop at 1 (length 1 + 1)
+    classes = [[ORTHOGONAL, ZERO, ORTHOGONAL, ZERO, ORTHOGONAL, ZERO], [ORTHOGONAL, ZERO, ZERO, ORTHOGONAL, ZERO, ZERO]]
+    _use(monkeypatch, _graph(ROWS, classes), a)
+    got = theorem41_branch(object())
+    assert got == {"branch": "i", "spectral_radius": 1.0, "exact": True, "layer": 1,
+                   "witness": {"prefix": [0], "cycle": [1]}, "surviving": None, "configurations": 3}  # fmt: skip
+    # equally short cycles in both layers: the first layer's
+    classes[0] = [ORTHOGONAL, ZERO, ZERO, ORTHOGONAL, ZERO, ZERO]
+    _use(monkeypatch, _graph(ROWS, classes), a)
+    assert theorem41_branch(object())["layer"] == 0
+    # an orthogonal cycle wins over OTHER rows elsewhere (exact: the witness is exact)
+    classes[1] = [OTHER] * 6
+    _use(monkeypatch, _graph(ROWS, classes), a)
+    got = theorem41_branch(object())
+    assert (got["branch"], got["exact"], got["layer"], got["spectral_radius"]) == ("i", True, 0, 1.0)
+
+
+def test_exact_branch_ii_counts_the_longest_reset_free_path_per_layer(monkeypatch):
+    # layer 0: 0 -0-> 1 -0-> 2 nonzero (2 edges), layer 1: 1 -0-> 2 only (1 edge); no orthogonal cycle
+    classes = [[ORTHOGONAL, ZERO, ORTHOGONAL, ZERO, ZERO, ZERO], [ZERO, ZERO, ORTHOGONAL, ZERO, ZERO, ZERO]]
+    _use(monkeypatch, _graph(ROWS, classes), _layers(0.5, 0.5))
+    got = theorem41_branch(object())
+    assert got == {"branch": "ii", "spectral_radius": 0.0, "exact": True, "layer": None, "witness": None,
+                   "surviving": [3, 2], "configurations": 3}  # fmt: skip
+
+
+def test_shortest_cycle_ties_go_to_the_shortest_prefix():
+    """Two witnesses of the least total length 3: the loop at 2 (prefix 0 0) and the cycle 1 -> 2 -> 1 (prefix 0):
+    the one reached first (shortest prefix) is returned."""
+    g = _graph(ROWS, [[0] * 6])
+    usable = np.array([False, False, True, False, True, True])
+    assert shortest_cycle(g, usable) == ([0], [0, 0])
+    usable = np.array([False, False, False, False, False, True])  # only the loop at 2
+    assert shortest_cycle(g, usable) == ([0, 0], [1])
