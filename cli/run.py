@@ -3,7 +3,7 @@
 stdin is read in batches — whatever it has ready, up to BATCH_BYTES of complete lines, so that an interactive
 producer gets each answer as soon as its line is complete. A batch is parsed at once (cli/words.py), its words are
 grouped by length and each group is run through the model in one ``predict_states`` call, and the output lines are
-written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.runtime (the same
+written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.compiler (the same
 network, started without importing torch); ``--engine torch`` and the other dtypes run the torch modules of
 fsa2rnn.nn under the scan policy ``RUN_SCAN`` of nn/compiled (the chunked scans of nn/ops/lrnn_scan), which
 ``verify`` measures and reports.
@@ -82,7 +82,7 @@ class _Predictor:
 
 
 def _numpy_predictor(model_path: str) -> _Predictor:
-    from fsa2rnn.runtime import load_executor
+    from fsa2rnn.compiler import load_executor
 
     executor = load_executor(model_path)
     return _Predictor(executor.compiled, executor.predict_states)

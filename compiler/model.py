@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, ModelFileError
+from fsa2rnn.fsa.errors import FsaError, ModelFileError, UnknownStateError
 from fsa2rnn.fsa.io import atomic_write, safetensors_problem
 
 MODEL_FORMAT = "fsa2rnn.model/2"
@@ -50,6 +50,15 @@ MODEL_FORMAT = "fsa2rnn.model/2"
 _OLD_FORMATS = ("fsa2rnn.model/1",)
 _REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout", "automaton")
 HASH_KEY = "sha256"
+
+
+def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
+    """The initial state index: ``initial`` if given, else the automaton's; a spec without one needs --initial."""
+    if initial is not None:
+        return automaton.state_index(initial)
+    if automaton.initial is None:
+        raise UnknownStateError("the automaton has no initial state: it needs --initial STATE")
+    return automaton.initial
 
 
 def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from .errors import (
     UnknownStateError,
     UnknownSymbolError,
 )
+from .inputs import STRING_WORD, check_symbol_ids, preview_names
 
 SPEC_FORMAT = "fsa2rnn.automaton/1"
 _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
@@ -255,7 +256,8 @@ class Automaton:
         try:
             return self._symbol_ids[str(symbol)]
         except KeyError:
-            raise UnknownSymbolError(f"unknown symbol {symbol!r} (the alphabet is {_preview(self._symbols)})") from None
+            alphabet = preview_names(self._symbols)
+            raise UnknownSymbolError(f"unknown symbol {symbol!r} (the alphabet is {alphabet})") from None
 
     def encode(self, word: Iterable[str]) -> np.ndarray:
         """Symbol names → an integer array of symbol ids (UnknownSymbolError names the first bad symbol)."""
@@ -264,7 +266,7 @@ class Automaton:
             return np.fromiter((ids[str(s)] for s in word), dtype=STATE_DTYPE)
         except KeyError as exc:
             raise UnknownSymbolError(
-                f"unknown symbol {exc.args[0]!r} (the alphabet is {_preview(self._symbols)})"
+                f"unknown symbol {exc.args[0]!r} (the alphabet is {preview_names(self._symbols)})"
             ) from None
 
     def decode_states(self, ids: Iterable[int]) -> list[str]:
@@ -330,45 +332,11 @@ class Automaton:
         return bool(self._accepting[self.final_state(word)])
 
     def _as_ids(self, word: Any) -> np.ndarray:
-        """Symbol ids of a word: an integer array, a sequence of ids (Python or numpy ints) or of names (str)."""
+        """Symbol ids of a word (T,) or a batch (B, T): ids or names, checked by fsa/inputs.py's one check."""
         if isinstance(word, str):
-            raise SpecError(
-                "a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)"
-            )
-        if isinstance(word, np.ndarray) and word.dtype.kind in "iu":
-            return self._checked_ids(word.astype(STATE_DTYPE, copy=False))
-        items = word.tolist() if isinstance(word, np.ndarray) else list(word)
-        if items and all(isinstance(s, (list, tuple, np.ndarray)) for s in items):  # a batch as nested lists
-            batch = np.asarray(word)
-            if batch.ndim == 2 and batch.dtype.kind in "iu":
-                return self._checked_ids(batch.astype(STATE_DTYPE, copy=False))
-            raise UnknownSymbolError("a batch of words must be a (B, T) array of integer symbol ids")
-        is_id = [isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in items]
-        if all(is_id) and items:
-            return self._checked_ids(np.array(items, dtype=STATE_DTYPE))
-        for s, i in zip(items, is_id):
-            if not (i or isinstance(s, str)):
-                raise UnknownSymbolError(
-                    f"a word's symbols are names (str) or ids (int), got {type(s).__name__} {s!r}"
-                )
-        if any(is_id):
-            raise UnknownSymbolError("a word mixes symbol names (str) and symbol ids (int): use one or the other")
-        ids = self._symbol_ids
-        try:
-            return np.fromiter((ids[s] for s in items), dtype=STATE_DTYPE, count=len(items))
-        except KeyError as exc:
-            raise UnknownSymbolError(
-                f"unknown symbol name {exc.args[0]!r} (the alphabet is {_preview(self._symbols)}; "
-                f"ids 0..{self.n_symbols - 1} are given as ints)"
-            ) from None
-
-    def _checked_ids(self, ids: np.ndarray) -> np.ndarray:
-        if ids.size and (ids.min() < 0 or ids.max() >= self.n_symbols):
-            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise UnknownSymbolError(
-                f"symbol id {bad} is out of range (ids are 0..{self.n_symbols - 1}; names are given as strings)"
-            )
-        return ids
+            raise SpecError(STRING_WORD)
+        x = check_symbol_ids(word, self.n_symbols, symbols=self._symbols)
+        return x.ids[0] if x.single else x.ids
 
     # ------------------------------------------------------------------ specs and files
     @classmethod
@@ -591,8 +559,3 @@ def _check_action(action: Any, n_symbols: int) -> np.ndarray:
         raise SpecError("every row of an action must be a permutation of 0..d-1")
     arr.setflags(write=False)
     return arr
-
-
-def _preview(names: Sequence[str], k: int = 8) -> str:
-    shown = ", ".join(repr(s) for s in names[:k])
-    return "{" + shown + (", …" if len(names) > k else "") + "}"

@@ -23,9 +23,9 @@ class UnknownSymbolError(FsaError):
 
 
 class SymbolIdError(UnknownSymbolError):
-    """Symbol ids given to a compiled model's executor (numpy, torch, exact or stepper) are not a word (T,) or a
-    batch (B, T) of integers in 0..|Σ|−1 within each word's length, or the lengths do not fit the batch. Raised by
-    ``fsa2rnn.compiler.inputs.check_symbol_ids``, the one check every executor runs."""
+    """A word given to ``Automaton.run`` or to a compiled model's executor (numpy, torch, exact or stepper) is not a
+    word (T,) or a batch (B, T) of symbol ids in 0..|Σ|−1 (or names of the alphabet) within each word's length, or
+    the lengths do not fit the batch. Raised by ``fsa2rnn.fsa.inputs.check_symbol_ids``, the one check they all run."""
 
 
 class UnknownStateError(FsaError):

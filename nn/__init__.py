@@ -15,7 +15,7 @@ from typing import Any
 
 from fsa2rnn.compiler.model import CompiledModel
 
-_LAZY = {"load_model": ".compiled", "register_builder": ".compiled"}
+_LAZY = {"load_model": ".compiled", "run_options": ".compiled"}
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +24,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["load_model", "register_builder", "CompiledModel"]
+__all__ = ["load_model", "run_options", "CompiledModel"]

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import UnknownSymbolError
+from fsa2rnn.fsa.inputs import check_id_range
 
 from .layers import LAYERS, ConfigError, State, build_layer
 
@@ -195,7 +195,7 @@ class SequenceModel(nn.Module):
         """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
         SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
         DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM; anything else raises ConstructionError saying why).
-        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
+        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.compiler.load_executor``)."""
         from .from_compiled import sequence_model_from_compiled
 
         return sequence_model_from_compiled(model, dtype=dtype)
@@ -229,9 +229,7 @@ class SequenceModel(nn.Module):
             return self.embedding(ids.to(device=weight.device, dtype=weight.dtype))
         if ids.dim() != 2 or ids.dtype.is_floating_point:
             raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab):
-            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.config.vocab - 1})")
+        check_id_range(ids, self.config.vocab)
         return self.embedding(ids.to(weight.device).long())
 
     def forward(

@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import PDSSMProgram, program_of
+from fsa2rnn.compiler.registry import program_of
+from fsa2rnn.compiler.targets.pdssm.program import PDSSMProgram
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from .model import SequenceModel
@@ -39,9 +40,7 @@ _SATURATE = 40.0  # σ(±40) rounds to 1 and 0 in float32 and float64
 
 def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
     """The SequenceModel of a one-layer compiled PD-SSM (module docstring), in eval mode."""
-    p = program_of(model)
-    if not isinstance(p, PDSSMProgram):
-        raise ConstructionError(f"not a pdssm model (target {p.target!r})")
+    p = program_of(model, expect=PDSSMProgram)
     P, D, h0, states = p.P, p.D, p.h0, p.readout
     n_sym, n = P.shape
     if n_sym * n * n > MAX_DICTIONARY:

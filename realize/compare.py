@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
 from fsa2rnn.fsa.relabel import isomorphism
@@ -105,45 +106,12 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
+    from fsa2rnn.compiler import program_of
 
-    program = program_of(compiled)
-    if isinstance(program, PDSSMProgram):
-        return {program.symbols[x]: pd_spectrum(program.P[x], program.D[x]) for x in range(program.n_symbols)}, None
-    if not isinstance(program, LinearRNNProgram):
+    spectra = program_of(compiled).symbol_spectra()
+    if spectra is None:
         return None, f"a compiled {compiled.target} model has no linear transition A(x) to compare"
-    layer = program.layers[0]
-    eig = layer.a if layer.diagonal else np.linalg.eigvals(layer.a)
-    # the first layer's rows are keyed by the symbol alone: its row key is the symbol id
-    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(layer.row_keys.tolist())}, None
-
-
-def pd_spectrum(idx: np.ndarray, diag: np.ndarray) -> np.ndarray:
-    """Eigenvalues of A = P D, P column one-hot (column j → row idx[j]), without forming A: the points off the cycles
-    of j ↦ idx[j] give 0, and a cycle c of length ℓ gives the ℓ-th roots of Π_{j ∈ c} diag[j] (A^ℓ restricted to
-    the cycle is that product times the identity)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    n = len(idx)
-    g = idx.copy()
-    for _ in range(max(1, int(n).bit_length())):  # g = idx^(2^k) with 2^k ≥ n: its image is the cyclic points
-        g = g[g]
-    on_cycle = np.zeros(n, dtype=bool)
-    on_cycle[g] = True
-    eig: list[complex] = [0j] * int(n - on_cycle.sum())
-    seen = ~on_cycle
-    for start in np.flatnonzero(on_cycle).tolist():
-        if seen[start]:
-            continue
-        cycle, j = [], start
-        while not seen[j]:
-            seen[j] = True
-            cycle.append(j)
-            j = int(idx[j])
-        prod = complex(np.prod(np.asarray(diag)[cycle]))
-        ell = len(cycle)
-        root = abs(prod) ** (1 / ell) * np.exp(1j * np.angle(prod) / ell)
-        eig.extend((root * np.exp(2j * np.pi * np.arange(ell) / ell)).tolist())
-    return np.asarray(eig, dtype=np.complex128)
+    return spectra, None
 
 
 #: what the smaller spectrum is padded with: a transition on d dimensions inside a larger state acts there as
@@ -500,7 +468,8 @@ def compare(
     report["monoid"] = monoid_comparison(ex.minimal, goal.minimal() if labelled else state_machine(goal))
     if model.config.layer == "nfsm" and model.config.n_layers == 1 and compiled is not None:
         try:
-            report["tables"] = nfsm_tables(model, compiled, symbols) if compiled.target == "nfsm" else None
+            tabled = target_of(compiled).extraction is not None  # a compiled model whose tables are read exactly
+            report["tables"] = nfsm_tables(model, compiled, symbols) if tabled else None
         except ConstructionError as exc:
             report["tables"] = {"note": str(exc)}
     if lmax:

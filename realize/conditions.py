@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import definite_degree
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
@@ -75,7 +76,7 @@ def failing_word(
 
 def _non_definite(automaton: Automaton) -> tuple[bool, int | None, list[int] | None]:
     """(definite, degree, witness): the degree of the reachable part, or a word whose powers never become constant."""
-    from fsa2rnn.compiler.definite_to_affine import non_definite_witness
+    from fsa2rnn.compiler.targets.affine.definite_to_affine import non_definite_witness
 
     reach = automaton.reachable()
     k = definite_degree(TransitionMonoid(reach))
@@ -124,7 +125,18 @@ def _describe_sim(sim: dict[str, Any] | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- per target
-def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
+def nfsm_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for an NFSM (the module docstring; the nfsm target's ``robustness``)."""
     from .extract import extract_and_compare
 
     stepper = stepper_for(model, dtype)
@@ -170,10 +182,21 @@ def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, si
     )
 
 
-def _linear_rnn(
-    model: CompiledModel, automaton: Automaton, eta: float, dtype: str, mode: str, simulate: bool, cap: int, seed: int
-):
-    from .exact import exact_check
+def linear_rnn_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for a linear RNN: Theorem 4.1's branch (the module docstring; the householder and diagonal
+    targets' ``robustness``)."""
+    from fsa2rnn.compiler.targets.lrnn.exact import exact_check
+
     from .spectral import theorem41_branch
 
     ex = exact_check(model, automaton)
@@ -251,8 +274,19 @@ def _linear_rnn(
     )
 
 
-def _affine(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
-    from fsa2rnn.compiler.definite_to_affine import check_affine
+def affine_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for a shift register (the module docstring; the affine target's ``robustness``)."""
+    from fsa2rnn.compiler.targets.affine.definite_to_affine import check_affine
 
     definite, k, nd_witness = _non_definite(automaton)
     if not definite:
@@ -348,13 +382,12 @@ def check_conditions(
     if list(automaton.symbols) != model.symbols or list(automaton.states) != model.states:
         raise SpecError("the spec's states or symbols differ from the model's (same names in the same order needed)")
     automaton = automaton.replace(initial=model.initial)
-    if model.target == "nfsm":
-        return _contradicted(_nfsm(model, automaton, eta, dtype, simulate, cap, seed))
-    if model.target in ("householder", "diagonal"):
-        return _contradicted(_linear_rnn(model, automaton, eta, dtype, mode, simulate, cap, seed))
-    if model.target == "affine":
-        return _contradicted(_affine(model, automaton, eta, dtype, simulate, cap, seed))
-    raise ModelFileError(f"no robustness check for target {model.target!r}")
+    conditions = target_of(model).load("robustness")
+    if conditions is None:
+        raise ModelFileError(f"no robustness check for target {model.target!r}")
+    return _contradicted(
+        conditions(model, automaton, eta, dtype=dtype, mode=mode, simulate=simulate, cap=cap, seed=seed)
+    )
 
 
 def _contradicted(res: dict[str, Any]) -> dict[str, Any]:
@@ -443,6 +476,12 @@ def robust_report(
     return out
 
 
+def affine_compile_report(model: CompiledModel) -> dict[str, Any]:
+    """What ``fsa2rnn compile`` adds to a shift register's summary: the radius it is certified robust below."""
+    radius = check_conditions(model, 0.0, simulate=False)["radius"]
+    return {"robust": f"certified robust for every η < {radius:.6g} (Theorems 3.2 and 4.1 (ii))"}
+
+
 __all__ = [
     "LMAX_START",
     "LMAX_WORDS",
@@ -450,7 +489,11 @@ __all__ = [
     "PLOT_WORDS",
     "SIMULATION_CAP",
     "VERDICTS",
+    "affine_compile_report",
+    "affine_conditions",
     "check_conditions",
+    "linear_rnn_conditions",
+    "nfsm_conditions",
     "failing_word",
     "robust_report",
 ]

@@ -32,8 +32,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.compiler.keys import HIGH_FIRST, encode
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout, check_radix_limit, mixed_radix
+from fsa2rnn.compiler.registry import target_of
+from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine, Readout, check_radix_limit
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
 
@@ -67,18 +69,10 @@ def dtype_name(dtype: str | torch.dtype) -> str:
 
 
 def as_nfsm_module(model: Any) -> Any:
-    """An NFSMModel from a module, a CompiledModel or a model file path."""
-    from fsa2rnn.nn import load_model
-    from fsa2rnn.nn.nfsm_model import NFSMModel
+    """An NFSMModel from a module, a CompiledModel or a model file path (ModelFileError for another target)."""
+    from fsa2rnn.nn.compiled.nfsm import NFSMModel
 
-    if isinstance(model, NFSMModel):
-        return model
-    if isinstance(model, (CompiledModel, str, Path)):
-        module = load_model(model)
-        if not isinstance(module, NFSMModel):
-            raise ModelFileError("not an NFSM model (target is not 'nfsm')")
-        return module
-    raise ModelFileError(f"cannot read an NFSM model from a {type(model).__name__}")
+    return NFSMModel.coerce(model)
 
 
 def target_automaton(model: Any) -> Automaton:
@@ -269,11 +263,10 @@ def extract(
         module = _as_module(model)
         h = module.compiled.header
         symbols, classes = tuple(h["symbols"]), tuple(h["states"])
-        from fsa2rnn.nn.nfsm_model import NFSMModel
-
-        if isinstance(module, NFSMModel):
-            method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
-            return _extraction(module, _compiled_nfsm_machine(module), method, False, {}, length, words, seed)
+        exact = target_of(module.compiled).load("extraction")  # a target whose configurations can be enumerated
+        if exact is not None:
+            machine, method = exact(module)
+            return _extraction(module, machine, method, False, {}, length, words, seed)
         model, probe = module, compiled_probe(module)
     machine, details = sample_extract(
         probe, symbols, classes, length=length, words=words, suffixes=suffixes, suffix_length=suffix_length,
@@ -339,13 +332,13 @@ def _reachable_configurations(
     symbol (−1 for the start)), one numpy step per level."""
     check_radix_limit(radices, "machine states")
     start = np.asarray(start, dtype=np.int64)[None, :]
-    states, codes = [start], [mixed_radix(start, radices)]
+    states, codes = [start], [encode(start, radices, HIGH_FIRST)]
     parent, symbol = [np.array([-1])], [np.array([-1])]
     seen = codes[0]
     frontier = start
     while len(frontier):
         succ = np.concatenate([step(frontier, x) for x in range(k)])  # symbol-major
-        c = mixed_radix(succ, radices)
+        c = encode(succ, radices, HIGH_FIRST)
         _, first = np.unique(c, return_index=True)
         first.sort()
         first = first[~np.isin(c[first], seen)]
@@ -366,7 +359,7 @@ def _reachable_configurations(
     order = np.argsort(all_codes)
     table = np.empty((k, len(all_states)), dtype=np.int64)
     for x in range(k):
-        nxt = mixed_radix(step(all_states, x), radices)
+        nxt = encode(step(all_states, x), radices, HIGH_FIRST)
         table[x] = order[np.searchsorted(all_codes[order], nxt)]
     words: list[list[int]] = []
     for i in range(len(all_states)):
@@ -374,8 +367,9 @@ def _reachable_configurations(
     return all_states, table, words, par
 
 
-def _compiled_nfsm_machine(module: Any) -> MooreMachine:
-    """The compiled NFSM's configurations reachable from its start, labelled by its readout (−1: none)."""
+def compiled_nfsm_machine(module: Any) -> tuple[MooreMachine, str]:
+    """The compiled NFSM's configurations reachable from its start, labelled by its readout (−1: none): the nfsm
+    target's ``extraction`` (exact), with how it was extracted."""
     machine, readout = extracted_machine(module, "float64")
     h = module.compiled.header
     k = machine.n_symbols
@@ -384,7 +378,8 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
     )
     names = [",".join(map(str, c)) for c in configs.tolist()]
     automaton = Automaton(table, states=names, symbols=h["symbols"], initial=0)
-    return MooreMachine(automaton, readout(configs), tuple(h["states"]))
+    method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
+    return MooreMachine(automaton, readout(configs), tuple(h["states"])), method
 
 
 @torch.no_grad()

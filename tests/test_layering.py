@@ -2,19 +2,22 @@
 
 Packages and what each may import (any import, at module level or inside a function; relative imports resolved):
 
-    fsa → nothing; compiler → fsa; runtime → fsa, compiler; nn → fsa, compiler, runtime; realize → those and nn,
-    but not the trainer (nn/train); trainer (nn/train) → those and realize; cli → all.
+    fsa → nothing; compiler → fsa; nn → fsa, compiler; realize → those and nn, but not the trainer (nn/train);
+    trainer (nn/train) → those and realize; cli → all.
 
 Also: no import of another package's private ``_name``; torch and triton only in nn (with the trainer), realize and
-cli's torch engine; no import cycle at module level except the named ones in ALLOWED_CYCLES. fsa, compiler and
-runtime run without torch, and so does `fsa2rnn run` at float64 (subprocess checks). Each kind of violation is
-planted in a scratch copy of the package and the checks must report it.
+cli's torch engine; no import cycle at module level except the named ones in ALLOWED_CYCLES. fsa and compiler run
+without torch, and so does `fsa2rnn run` at float64 (subprocess checks). The compile targets name their members of
+higher layers as "module:attr" strings (compiler/registry.py): each must point into the layer its role allows, and
+no compiler module resolves one. Each kind of violation is planted in a scratch copy of the package and the checks
+must report it.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -23,14 +26,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("fsa", "compiler", "runtime", "nn", "trainer", "realize", "cli")
+PACKAGES = ("fsa", "compiler", "nn", "trainer", "realize", "cli")
 ALLOWED: dict[str, set[str]] = {
     "fsa": set(),
     "compiler": {"fsa"},
-    "runtime": {"fsa", "compiler"},
-    "nn": {"fsa", "compiler", "runtime"},
-    "realize": {"fsa", "compiler", "runtime", "nn"},
-    "trainer": {"fsa", "compiler", "runtime", "nn", "realize"},
+    "nn": {"fsa", "compiler"},
+    "realize": {"fsa", "compiler", "nn"},
+    "trainer": {"fsa", "compiler", "nn", "realize"},
     "cli": set(PACKAGES),
 }
 #: packages that may import torch / triton
@@ -94,7 +96,7 @@ def layering_violations(root: Path) -> list[str]:
     graph: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
-        if rel.parts[0] not in {"fsa", "compiler", "runtime", "nn", "realize", "cli"}:
+        if rel.parts[0] not in {"fsa", "compiler", "nn", "realize", "cli"}:
             continue
         here = _module_name(root, path)
         pkg = _package(here)
@@ -162,20 +164,20 @@ def test_the_package_follows_the_dependency_direction():
 
 def _scratch(tmp_path: Path) -> Path:
     dst = tmp_path / "fsa2rnn"
-    for d in ("fsa", "compiler", "runtime", "nn", "realize", "cli"):
+    for d in ("fsa", "compiler", "nn", "realize", "cli"):
         shutil.copytree(ROOT / d, dst / d, ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.png"))
     return dst
 
 
 PLANTED = [
     ("fsa/dot.py", "from fsa2rnn.nn import load_model", "fsa imports fsa2rnn.nn"),
-    ("compiler/gh.py", "from fsa2rnn.runtime.lookup import KeyLookup", "compiler imports fsa2rnn.runtime.lookup"),
+    ("compiler/targets/lrnn/gh.py", "from fsa2rnn.nn.compiled.keys import KeyTable", "compiler imports fsa2rnn.nn"),
     ("nn/readout.py", "from fsa2rnn.realize.verify import verify_model", "nn imports fsa2rnn.realize.verify"),
-    ("compiler/gh.py", "from ..runtime import lookup", "compiler imports fsa2rnn.runtime"),  # relative
+    ("compiler/targets/lrnn/gh.py", "from ....nn import compiled", "compiler imports fsa2rnn.nn"),  # relative
     ("realize/verify.py", "from fsa2rnn.compiler.keys import _secret", "private _secret"),
-    ("compiler/gh.py", "import torch", "compiler imports torch"),
-    ("runtime/lrnn.py", "from fsa2rnn.nn.train import trainer", "runtime imports fsa2rnn.nn.train"),
-    ("compiler/keys.py", "from fsa2rnn.compiler import program", "import cycle"),  # program imports keys
+    ("compiler/targets/lrnn/gh.py", "import torch", "compiler imports torch"),
+    ("compiler/executor.py", "from fsa2rnn.nn.train import trainer", "compiler imports fsa2rnn.nn.train"),
+    ("compiler/xp.py", "from fsa2rnn.compiler import keys", "import cycle"),  # keys imports xp
 ]
 
 
@@ -190,6 +192,86 @@ def test_a_planted_violation_is_reported(tmp_path, path, line, message):
     assert any(message in v for v in found), found
 
 
+#: the layers each member of a compile target may point into (compiler/registry.py): compiler/ holds what runs
+#: without torch; the torch module is nn's, the stepper and the checks realize's (or compiler's, numpy-only)
+MEMBER_LAYERS: dict[str, set[str]] = {
+    "compile": {"compiler"},
+    "program": {"compiler"},
+    "numpy_executor": {"compiler"},
+    "exact_interpreter": {"compiler"},
+    "torch_module": {"nn"},
+    "stepper": {"realize"},
+    "check": {"compiler", "realize"},
+    "robustness": {"realize"},
+    "realized_automaton": {"compiler", "realize"},
+    "extraction": {"realize"},
+    "compile_report": {"compiler", "realize"},
+    "sequence_model": {"nn"},
+}
+
+
+def member_violations(targets: dict[str, object]) -> list[str]:
+    """Every member string of the given targets that points outside the layer its role allows, or at nothing."""
+    from fsa2rnn.fsa.errors import PluginError
+    from fsa2rnn.fsa.registry import resolve_ref
+
+    bad = []
+    for name, target in targets.items():
+        for member, layers in MEMBER_LAYERS.items():
+            ref = getattr(target, member)
+            if ref is None:
+                continue
+            if not isinstance(ref, str):
+                bad.append(f"target {name!r} {member}: an object, not a 'module:attr' string")
+                continue
+            layer = _package(ref.split(":")[0])
+            if layer not in layers:
+                bad.append(f"target {name!r} {member} {ref!r} points into {layer}, not {' or '.join(sorted(layers))}")
+            try:
+                resolve_ref(ref)
+            except PluginError as exc:
+                bad.append(f"target {name!r} {member}: {exc}")
+    return bad
+
+
+def compiler_resolutions(root: Path) -> list[str]:
+    """Every compiler module that loads a target member of a higher layer (only nn/, realize/ and cli/ may)."""
+    from fsa2rnn.compiler.registry import HIGHER_MEMBERS
+
+    rx = re.compile(r"\.load\(\s*[\"'](" + "|".join(HIGHER_MEMBERS) + r")[\"']")
+    out = []
+    for path in sorted((root / "compiler").rglob("*.py")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if rx.search(line):
+                out.append(f"{path.relative_to(root)}:{i}: compiler loads a higher layer's target member")
+    return out
+
+
+def test_every_target_member_points_into_its_layer():
+    from fsa2rnn.compiler.registry import TARGETS
+
+    builtins = {name: TARGETS.get(name) for name in TARGETS.names() if TARGETS.is_builtin(name)}
+    assert set(builtins) >= {"householder", "diagonal", "nfsm", "affine", "pdssm"}
+    assert member_violations(builtins) == []
+    assert compiler_resolutions(ROOT) == []
+
+
+def test_a_member_in_the_wrong_layer_is_reported(tmp_path):
+    from dataclasses import replace
+
+    from fsa2rnn.compiler.registry import get_target
+
+    wrong = replace(get_target("pdssm"), torch_module="fsa2rnn.compiler.targets.pdssm.executor:PDSSMExecutor")
+    found = member_violations({"pdssm": wrong, "gone": replace(wrong, check="fsa2rnn.realize.nowhere:check")})
+    assert any("'pdssm' torch_module" in v and "points into compiler, not nn" in v for v in found), found
+    assert any("'gone' check" in v and "does not import" in v for v in found), found
+    root = _scratch(tmp_path)
+    (root / "compiler/executor.py").write_text(
+        (root / "compiler/executor.py").read_text() + "\nMODULE = lambda t: t.load('torch_module')\n"
+    )
+    assert any("compiler/executor.py" in v for v in compiler_resolutions(root))
+
+
 _WITHOUT_TORCH = """
 import json, sys
 sys.modules["torch"] = None  # any import of torch now raises ImportError
@@ -197,7 +279,7 @@ sys.modules["triton"] = None
 from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.exact import exact_executor
+from fsa2rnn.compiler import exact_executor
 from fsa2rnn.fsa import resolve_spec
 
 specs = {compile_householder: "S4", compile_diagonal: "Z6", compile_nfsm: "T3", compile_affine: "regex:(a|b)*ab"}

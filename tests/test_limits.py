@@ -143,7 +143,7 @@ def test_monoid_refused_before_enumeration_when_the_powers_do_not_fit():
 
 # ---------------------------------------------------------------- compile's key space, show's group order
 def test_key_space_message_is_true_at_the_boundary():
-    from fsa2rnn.compiler.lrnn_spec import MAX_KEY_SPACE, check_key_space
+    from fsa2rnn.compiler.targets.lrnn.spec import MAX_KEY_SPACE, check_key_space
 
     check_key_space([2] * 62, "layer")  # exactly 2^62 keys: codes 0..2^62-1 fit
     with pytest.raises(LimitExceededError) as info:
@@ -154,7 +154,7 @@ def test_key_space_message_is_true_at_the_boundary():
 
 def test_cascade_levels_bound_is_a_lower_bound():
     """levels_lower_bound never exceeds the number of levels the holonomy decomposition finds."""
-    from fsa2rnn.compiler.cascade_to_householder import levels_lower_bound
+    from fsa2rnn.compiler.targets.lrnn.cascade_to_householder import levels_lower_bound
     from fsa2rnn.fsa.holonomy import holonomy_levels
     from fsa2rnn.fsa.library import resolve_spec
 

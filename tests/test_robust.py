@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.definite_to_affine import compile_affine, robust_radius
+from fsa2rnn.compiler.targets.affine.definite_to_affine import compile_affine, robust_radius
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.nn import load_model

@@ -220,7 +220,7 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
         factor = _expansion(text)
         if automaton is None:
             return [8 * factor]
-        from fsa2rnn.compiler.nfsm_heads import candidate_plans
+        from fsa2rnn.compiler.targets.nfsm.heads import candidate_plans
 
         return [max(2, d) * factor for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
     if text == "single":
@@ -264,7 +264,7 @@ def head_family_of(cfg: TrainConfig, task: Task) -> Any:
     automaton's states); None when the run has none."""
     if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
         return None
-    from fsa2rnn.compiler.nfsm_families import head_family
+    from fsa2rnn.compiler.targets.nfsm.families import head_family
 
     registers = getattr(task, "registers", None)
     if registers is not None:

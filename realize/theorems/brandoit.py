@@ -8,9 +8,8 @@ import math
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler import definite_to_affine as affine_compiler
-from fsa2rnn.compiler.definite_to_affine import compile_affine
+from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
+from fsa2rnn.compiler.targets.affine import definite_to_affine as affine_compiler
 from fsa2rnn.fsa import classify
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError
@@ -92,7 +91,7 @@ def thm31(thorough: bool) -> Part:
 def _cell_samples(stepper, configs: torch.Tensor, eta: float, per: int, gen: torch.Generator) -> torch.Tensor:
     """Points of B̄_η(a_c) for each configuration: ``per`` random ones and the pushes toward every other attractor
     of each head (the extreme points of R3), (C·m, D)."""
-    centers = stepper._vectors(configs)
+    centers = stepper.net.vectors(configs)
     c, d = centers.shape
     g = torch.randn(c, per, d, dtype=torch.float64, generator=gen)
     r = eta * torch.rand(c, per, 1, dtype=torch.float64, generator=gen) ** (1 / d)

@@ -1,7 +1,7 @@
 """Helpers shared by the registry's checks: compile-check-run (with the exact checker shown to reject a near miss),
 the float orbit of a learned layer along x^k, a tiny fit to counting.
 
-The checkers are called through their modules' attributes (``exact_check.exact_check``, ``extract.extract_and_compare``)
+The checkers are called through their modules' attributes (``exact.exact_check``, ``extract.extract_and_compare``)
 so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
@@ -28,14 +28,16 @@ def near_miss(automaton: Automaton) -> Automaton:
 
 
 def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
-    """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (an NFSM:
-    its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence."""
-    from fsa2rnn.compiler import exact_check as ec
+    """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (a target
+    whose tables are extracted exactly, the NFSM: those tables, realize/extract.py; a linear RNN:
+    compiler/targets/lrnn/exact.py); evidence."""
+    from fsa2rnn.compiler.registry import target_of
+    from fsa2rnn.compiler.targets.lrnn import exact as ec
     from fsa2rnn.realize import extract as ex
 
     name = automaton.name or "the automaton"
     miss = near_miss(automaton)
-    if model.target == "nfsm":
+    if target_of(model).extraction is not None:
         ok = ex.extract_and_compare(model, automaton)
         require(bool(ok["match"]), f"{name}: the extracted tables do not realize it: {ok['statement']}")
         bad = ex.extract_and_compare(model, miss)

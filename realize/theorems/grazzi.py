@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_householder, gh
-from fsa2rnn.compiler.program import program_of
+from fsa2rnn.compiler import compile_householder, program_of
+from fsa2rnn.compiler.targets.lrnn import gh
 from fsa2rnn.fsa.library import resolve_spec
 
 from . import Part, checked, demonstrated, require, theorem, verified

@@ -32,9 +32,9 @@ from fsa2rnn.fsa.classify import definite_degree, semigroup_mask
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 from fsa2rnn.fsa.monoid import TransitionMonoid
 
-from .lrnn_spec import resolve_initial
-from .model import MODEL_FORMAT, CompiledModel, stored_automaton
-from .program import AffineProgram, program_of
+from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
+from ...registry import program_of
+from .program import AffineProgram
 
 #: most windows (words of length ≤ k) the readout table and the exact check enumerate
 MAX_WINDOWS = 1_000_000
@@ -71,8 +71,16 @@ def _power_image(automaton: Automaton, word: list[int], n: int) -> np.ndarray:
     return q
 
 
-def compile_affine(automaton: Automaton, *, initial: int | str | None = None, verify: bool = True) -> CompiledModel:
+#: the constructions of target "affine" ("auto" is the one there is)
+CONSTRUCTIONS = ("auto", "shift_register")
+
+
+def compile_affine(
+    automaton: Automaton, *, construction: str = "auto", initial: int | str | None = None, verify: bool = True
+) -> CompiledModel:
     """Compile a definite automaton to target "affine" (construction "shift_register"); see the module docstring."""
+    if construction not in CONSTRUCTIONS:
+        raise ConstructionError(f"the affine target has one construction, shift_register (got {construction!r})")
     q0 = resolve_initial(automaton, initial)
     a = automaton.replace(initial=q0)
     reach = a.reachable()
@@ -201,3 +209,9 @@ def check_affine(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
     if not (ends == ends[:1]).all():
         return fail(f"a window of length {k} does not determine the state (the automaton is not {k}-definite)")
     return {"ok": True, "failure": None, "windows": int(sum(s**j for j in range(k + 1))), "nilpotent_index": index}
+
+
+def verify_check(model: CompiledModel, automaton: Automaton, *, dtype: str = "float64") -> tuple[dict[str, Any], bool]:
+    """What ``verify`` reports for a shift register: the window check (:func:`check_affine`), in integer arithmetic."""
+    ex = check_affine(model, automaton)
+    return {"exact": dict(ex)}, bool(ex["ok"])

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..inputs import check_symbol_ids
-from ..program import AffineProgram
+from fsa2rnn.fsa.inputs import check_symbol_ids
+
+from .program import AffineProgram
 
 
 class ExactAffine:
@@ -18,7 +19,7 @@ class ExactAffine:
 
     def predict_states(self, symbol_ids: Any, lengths: Any = None) -> np.ndarray:
         p = self.program
-        x = check_symbol_ids(symbol_ids, p.n_symbols, lengths)
+        x = check_symbol_ids(symbol_ids, p.n_symbols, lengths, symbols=p.symbols)
         bsz, length = x.ids.shape
         k, s = p.window, p.n_symbols
         code = np.zeros((bsz, length), dtype=np.int64)

@@ -1,5 +1,5 @@
 """Executor of compiled "affine" models in numpy: the shift register h_t = A h_{t−1} + b(x_t) with A^k = 0
-(Theorem 4.1 (iii); compiler/definite_to_affine.py), by its closed form h_t = Σ_{j<k} A^j b(x_{t−j}) as the torch
+(Theorem 4.1 (iii); definite_to_affine.py here), by its closed form h_t = Σ_{j<k} A^j b(x_{t−j}) as the torch
 module fsa2rnn.nn.compiled.AffineModel computes it: block j of h_t is the code b(x_{t−j}), decoded to the nearest
 of {0, e_1, …, e_s}; the window of digits indexes the readout table."""
 
@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import AffineProgram
+from ...executor import Executor
+from ...model import CompiledModel
+from ...xp import Array, take_last, where
+from .program import AffineProgram
 
-from .executor import Executor
 
-
-def window_digits(blocks: np.ndarray) -> np.ndarray:
-    """The digit (0 for the zero block, x + 1 for e_x) of every block (…, s): the nearest of {0, e_1, …, e_s}.
-    The squared distance to e_x is ‖u‖² − 2u_x + 1, to 0 it is ‖u‖²: the best e_x wins if it beats 0."""
+def window_digits(blocks: Array) -> Array:
+    """The digit (0 for the zero block, x + 1 for e_x) of every block (…, s), numpy or torch: the nearest of
+    {0, e_1, …, e_s}. The squared distance to e_x is ‖u‖² − 2u_x + 1, to 0 it is ‖u‖²: the best e_x (the first
+    largest coordinate) wins if it beats 0."""
     x = blocks.argmax(-1)
-    return np.where(2 * np.take_along_axis(blocks, x[..., None], -1)[..., 0] - 1 > 0, x + 1, 0)
+    return where(2 * take_last(blocks, x) - 1 > 0, x + 1, 0)
 
 
 class AffineExecutor(Executor):

@@ -17,7 +17,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from . import gh
-from .lrnn_spec import MAX_KEY_SPACE, GHLayerSpec, Readout
+from .spec import MAX_KEY_SPACE, GHLayerSpec, Readout
 
 #: a level's GH tensors hold rows × factors × width floats (v) and rows × width² (fused A): at most this many
 MAX_LAYER_ENTRIES = 2 * 10**7

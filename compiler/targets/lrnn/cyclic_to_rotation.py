@@ -15,7 +15,7 @@ from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.permutation_rep import orbit_characters
 
 from . import gh
-from .lrnn_spec import GHLayerSpec, Readout
+from .spec import GHLayerSpec, Readout
 
 
 def cyclic_structure(automaton: Automaton, initial: int, what: str) -> tuple[int, np.ndarray, np.ndarray]:

@@ -31,8 +31,8 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
 
-from .lrnn_spec import DiagonalLayerSpec, assemble_construction, resolve_initial
-from .model import CompiledModel
+from ...model import CompiledModel, resolve_initial
+from .spec import DiagonalLayerSpec, assemble_construction
 
 CONSTRUCTIONS = ("auto", "group", "cascade", "series")
 #: code points per layer (orbits × group elements)

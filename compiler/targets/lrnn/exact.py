@@ -1,9 +1,9 @@
 """The exact interpreter of compiled linear-RNN models (targets "householder" and "diagonal"), with no floating
 point: the exact check of the compiler and ``verify``, and the configuration graph that the spectral analysis
-(realize/spectral.py) and ``automaton_from_model`` read.
+(realize/spectral.py) and :func:`realized_automaton` read.
 
 1. Weights. Every stored float is compared for equality with the float nearest to the exact quantity it stands for
-   (compiler/rounding.py), computed from the layer's exact description, never within a tolerance:
+   (rounding.py here), computed from the layer's exact description, never within a tolerance:
    - GH factors: β equals its kind's value (so 1 − β ∈ [−1, 1]); v equals the rounding of u/‖u‖ for the factor's
      integer direction u (entries 0, ±1, ±1/√2) or of (cos πa/den, sin πa/den) for an angle factor; the identity
      padding stores e_0.
@@ -35,13 +35,15 @@ import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
+from fsa2rnn.fsa.inputs import check_symbol_ids
 
-from .. import gh
-from ..inputs import check_symbol_ids
-from ..keys import encode_keys, lookup_sorted
-from ..model import CompiledModel
-from ..program import LinearLayer, LinearRNNProgram, program_of
-from ..rounding import inv_sqrt, root_values
+from ...keys import LOW_FIRST, encode, lookup_sorted
+from ...model import CompiledModel
+from ...registry import program_of
+from ...wiring import layer_keys
+from . import gh
+from .program import LinearLayer, LinearRNNProgram
+from .rounding import inv_sqrt, root_values
 
 #: most configurations (q, hidden vectors) the closure search visits
 MAX_CONFIGURATIONS = 2 * 10**6
@@ -386,7 +388,7 @@ class ExactLinearRNN:
     def read(self, ss: list[np.ndarray]) -> np.ndarray:
         """The automaton state of tuples of layer states; ExactnessError where the final readout has none."""
         p = self.program
-        idx = lookup_sorted(p.final_keys, encode_keys(ss, p.final_radix))
+        idx = lookup_sorted(p.final_keys, encode(ss, p.final_radix, LOW_FIRST))
         if np.any(idx < 0):
             raise _Fail("a reachable tuple of layer states has no entry in the final readout")
         return p.final_states[idx]
@@ -395,7 +397,7 @@ class ExactLinearRNN:
         """Every layer's row for symbols x after layer states ss (the previous step's: the cascade shift)."""
         out = []
         for j, layer in enumerate(self.layers):
-            rows = lookup_sorted(layer.keys, encode_keys([x] + ss[:j], self.radices[j]))
+            rows = lookup_sorted(layer.keys, layer_keys(x, ss[:j], self.radices[j], LOW_FIRST))
             if np.any(rows < 0):
                 x0 = self.program.symbols[int(x[np.argmax(rows < 0)])]
                 raise _Fail(f"layer {j}: a reachable input (symbol {x0!r}, upper states) has no row")
@@ -410,9 +412,9 @@ class ExactLinearRNN:
         return [layer.step(h, r) for layer, h, r in zip(self.layers, hs, self.rows(x, ss))]
 
     def predict_states(self, symbol_ids: Any, lengths: Any = None) -> np.ndarray:
-        """The automaton state after each symbol, exactly (as the float executors answer: compiler/inputs.py);
+        """The automaton state after each symbol, exactly (as the float executors answer: fsa/inputs.py);
         ExactnessError where the model leaves its code."""
-        x = check_symbol_ids(symbol_ids, self.program.n_symbols, lengths)
+        x = check_symbol_ids(symbol_ids, self.program.n_symbols, lengths, symbols=self.program.symbols)
         bsz, length = x.ids.shape
         out = np.full((bsz, length), -1, dtype=np.int64)
         hs = self.initial(bsz)
@@ -539,3 +541,36 @@ def exact_check(model: CompiledModel, automaton: Automaton) -> dict[str, Any]:
             f"{automaton.states[got]!r}, the automaton {automaton.states[want[bad[0]]]!r}"
         )
     return out
+
+
+def verify_check(model: CompiledModel, automaton: Automaton, *, dtype: str = "float64") -> tuple[dict[str, Any], bool]:
+    """What ``verify`` reports for a linear-RNN model: the exact check (:func:`exact_check`), any dtype."""
+    ex = exact_check(model, automaton)
+    return {"exact": dict(ex)}, bool(ex["ok"])
+
+
+def realized_automaton(model: CompiledModel) -> Automaton:
+    """The automaton the model's exact dynamics realize, read off the configuration search (:func:`explore`) on
+    the header's names; states not reachable from the initial state keep self-loops (they are never observed). A
+    model whose dynamics send one state to two different successors on one symbol realizes no automaton."""
+    res = explore(model)
+    if not res["ok"]:
+        raise ModelFileError(f"the model's exact dynamics are inconsistent: {res['failure']}")
+    h = model.header
+    n, k = len(h["states"]), len(h["symbols"])
+    table = np.tile(np.arange(n), (k, 1))
+    e = res["edges"]
+    table[e[:, 1], e[:, 0]] = e[:, 2]
+    pairs = e[:, :2]
+    if len(np.unique(pairs, axis=0)) != len(pairs):
+        raise ModelFileError(
+            "the model's dynamics are not those of an automaton: one (state, symbol) has two successors"
+        )
+    return Automaton(
+        table,
+        states=h["states"],
+        symbols=h["symbols"],
+        initial=h["initial"],
+        accepting=h.get("accepting"),
+        name=h.get("name"),
+    )

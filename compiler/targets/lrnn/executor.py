@@ -4,7 +4,7 @@ fsa2rnn.nn.compiled.LinearRNNModel at float64.
 Layer i reads the row r_t of (x_t, s_0(t−1), …, s_{i−1}(t−1)) — the symbol and the upper layers' decoded states
 one step earlier (the causal shift of docs/theory.md, "The timing of cascades") —, runs H_t = A(r_t) H_{t−1} +
 B(r_t) with the stored fused products A (GH products, or diagonal unit-modulus λ as complex numbers) by the chunked
-scan of runtime/affine_scan.py, and decodes H_t by its readout: the nearest code point (argmax ⟨c, h⟩ − ½‖c‖²)
+scan of compiler/scans/affine_scan.py, and decodes H_t by its readout: the nearest code point (argmax ⟨c, h⟩ − ½‖c‖²)
 or the hash of a permutation code (round, then Σ (r_i − 1)·n^i). The final table maps the layer states to an
 automaton state. −1 marks a row or a state the model's tables do not know: the model left its readout.
 """
@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.compiler.keys import KeyLookup, encode_keys, key_space
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import HashReadout, LinearLayer, LinearRNNProgram
-
-from .affine_scan import affine_scan
-from .executor import Executor, causal_shift
+from ...executor import Executor
+from ...keys import LOW_FIRST, KeyLookup, encode, key_space
+from ...model import CompiledModel
+from ...program import half_norms
+from ...scans.affine_scan import affine_scan
+from ...wiring import causal_shift, layer_keys
+from .program import HashReadout, LinearLayer, LinearRNNProgram
 
 #: score entries (positions × code points) of one block of the nearest-code readout: a block stays in cache
 READOUT_BLOCK = 1 << 17
-
-
-def half_norms(codes: np.ndarray) -> np.ndarray:
-    """½‖c‖² of every code point c (the rows of ``codes``): the bias of the nearest-code score ⟨c, h⟩ − ½‖c‖²."""
-    return 0.5 * (codes * codes).sum(-1)
 
 
 class _Layer:
@@ -71,7 +67,7 @@ class _Layer:
 
 
 class LinearRNNExecutor(Executor):
-    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of a linear-RNN model (runtime/executor.py)."""
+    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of a linear-RNN model (compiler/executor.py)."""
 
     program: LinearRNNProgram
 
@@ -85,14 +81,14 @@ class LinearRNNExecutor(Executor):
     def _states(self, ids: np.ndarray) -> np.ndarray:
         bad = np.zeros(ids.shape, dtype=bool)  # the validity mask: a failed row or decode anywhere upstream
         states: list[np.ndarray] = []
-        for i, layer in enumerate(self.layers):
-            cols = [ids] + [causal_shift(states[j], self.init_states[j]) for j in range(i)]
-            for c in cols[1:]:  # a failed decode upstream: that position is invalid, its row read at state 0
+        for layer in self.layers:
+            upper = [causal_shift(s, s0) for s, s0 in zip(states, self.init_states)]  # the states one step earlier
+            for c in upper:  # a failed decode upstream: that position is invalid, its row read at state 0
                 bad |= c < 0
-            rows = layer.rows(encode_keys([np.maximum(c, 0) for c in cols], layer.radix))
+            rows = layer.rows(layer_keys(ids, [np.maximum(c, 0) for c in upper], layer.radix, LOW_FIRST))
             bad |= rows < 0
             hidden = affine_scan(layer.a, layer.b, np.maximum(rows, 0), layer.h0)
             states.append(layer.decode(hidden))
             bad |= states[-1] < 0
-        out = self.final(encode_keys([np.maximum(s, 0) for s in states], self.final_radix))
+        out = self.final(encode([np.maximum(s, 0) for s in states], self.final_radix, LOW_FIRST))
         return np.where(bad, -1, out)

@@ -15,7 +15,7 @@ from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.permutation_rep import PermutationRepresentation, faithful_permutation_representation
 
 from . import gh
-from .lrnn_spec import GHLayerSpec, Readout
+from .spec import GHLayerSpec, Readout
 
 #: the hash readout needs d^d < 2^63
 MAX_DEGREE = 15

@@ -17,8 +17,8 @@ from __future__ import annotations
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
-from .lrnn_spec import Construction, assemble_construction, resolve_initial
-from .model import CompiledModel
+from ...model import CompiledModel, resolve_initial
+from .spec import Construction, assemble_construction
 
 CONSTRUCTIONS = ("auto", "permutation", "rotation", "reflections2", "cascade")
 

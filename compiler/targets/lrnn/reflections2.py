@@ -18,7 +18,7 @@ from fsa2rnn.fsa.errors import ConstructionError
 
 from . import gh
 from .cyclic_to_rotation import cyclic_structure
-from .lrnn_spec import GHLayerSpec, Readout
+from .spec import GHLayerSpec, Readout
 
 
 def reflections2(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.ndarray, np.ndarray, dict]:

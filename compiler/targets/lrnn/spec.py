@@ -4,7 +4,7 @@ A linear-RNN model is a stack of layers H_t = A(r_t) H_{t−1} + B(r_t) (negativ
 a *row* r_t of its tables, keyed by (x_t, s_0(t−1), …, s_{i−1}(t−1)): the symbol and the decoded states of the layers
 above at the previous step (the one-step causal shift of docs/theory.md; s_j(0) is layer j's initial state). Each layer
 decodes its hidden vector to a layer state s_i(t) (nearest code point, or a hash of a permutation code), and the
-final readout maps the tuple (s_0(t), …, s_{L−1}(t)) to an automaton state. The file format is in compiler/README.md.
+final readout maps the tuple (s_0(t), …, s_{L−1}(t)) to an automaton state. The file format is in README.md here.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import UnknownStateError
 
+from ...keys import LOW_FIRST, MAX_KEY_SPACE, check_key_space, encode
+from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
 from . import gh
-from .keys import MAX_KEY_SPACE, check_key_space, encode_keys
-from .model import MODEL_FORMAT, CompiledModel, stored_automaton
 from .rounding import root_values
 
 
@@ -102,15 +101,6 @@ def check_digest(model: CompiledModel) -> None:
     model.check_integrity()
 
 
-def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
-    """The initial state index: ``initial`` if given, else the automaton's; a spec without one needs --initial."""
-    if initial is not None:
-        return automaton.state_index(initial)
-    if automaton.initial is None:
-        raise UnknownStateError("the automaton has no initial state: it needs --initial STATE")
-    return automaton.initial
-
-
 def assemble(
     automaton: Automaton,
     initial: int,
@@ -129,7 +119,7 @@ def assemble(
     for i, layer in enumerate(layers):
         name = f"L{i}"
         check_key_space(layer.radix, f"layer {i} input")
-        order = np.argsort(encode_keys(list(layer.keys.T), layer.radix), kind="stable")
+        order = np.argsort(encode(list(layer.keys.T), layer.radix, LOW_FIRST), kind="stable")
         keys = layer.keys[order]
         tensors[f"{name}.keys"] = keys.astype(np.int64)
         entry: dict[str, Any] = {"name": name, "width": layer.width, "radix": [int(r) for r in layer.radix]}
@@ -193,7 +183,7 @@ def assemble(
         header_layers.append(entry)
     radix = [int(e["n_states"]) for e in header_layers]
     check_key_space(radix, "final readout")
-    fk = encode_keys(list(np.asarray(final_keys).T), radix)
+    fk = encode(list(np.asarray(final_keys).T), radix, LOW_FIRST)
     order = np.argsort(fk, kind="stable")
     tensors["readout.keys"] = fk[order]
     tensors["readout.states"] = np.asarray(final_states, dtype=np.int64)[order]
@@ -218,12 +208,12 @@ def assemble(
             "verified": False,
         },
     }
-    if target == "householder":
+    if all(isinstance(layer, GHLayerSpec) for layer in layers):  # the Householder target: GH products
         fps = max(e["factors_per_step"] for e in header_layers)
         header["summary"]["factors_per_step"] = fps
     model = CompiledModel(header, tensors).validate()
     if verify:
-        from .exact.lrnn import exact_check  # imported here: the exact interpreter reads the program of the model
+        from .exact import exact_check  # imported here: the exact interpreter reads the program of the model
 
         report = exact_check(model, automaton)
         header["summary"]["verified"] = bool(report["ok"])
@@ -260,7 +250,6 @@ __all__ = [
     "Readout",
     "GHLayerSpec",
     "DiagonalLayerSpec",
-    "encode_keys",
     "assemble",
     "assemble_construction",
     "Construction",

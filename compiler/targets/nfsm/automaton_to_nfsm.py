@@ -16,15 +16,19 @@ import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, UnknownStateError
 
-from .model import MODEL_FORMAT, CompiledModel, stored_automaton
-from .nfsm_heads import NFSMPlan, candidate_plans
-from .nfsm_logits import DEFAULT_MARGIN, DEFAULT_OFFSET, compile_logits, logits_numpy, n_logits, tables_from_logits
-from .nfsm_machine import NFSMMachine, Readout
+from ...model import MODEL_FORMAT, CompiledModel, stored_automaton
+from .exact import NFSMMachine, Readout
+from .heads import NFSMPlan, candidate_plans
+from .logits import DEFAULT_MARGIN, DEFAULT_OFFSET, compile_logits, logits_numpy, n_logits, tables_from_logits
+
+#: the constructions of target "nfsm": the plan is chosen by ``heads`` and ``layers``
+CONSTRUCTIONS = ("auto",)
 
 
 def compile_nfsm(
     automaton: Automaton,
     *,
+    construction: str = "auto",
     heads: str = "auto",
     layers: str = "auto",
     margin: float | None = None,
@@ -42,6 +46,10 @@ def compile_nfsm(
     ``embedding``: "onehot" (default) or "dense" (a random orthogonal key embedding drawn from ``seed``, so that
     each logit is a dot product over all embedding coordinates, as in a trained model; compiler/nfsm_logits.py).
     """
+    if construction not in CONSTRUCTIONS:
+        raise ConstructionError(
+            f"the nfsm target chooses its plan by heads and layers, not --construction {construction!r}"
+        )
     a = _with_initial(automaton, initial)
     plan, machine, readout = _first_realizing_plan(a, heads, layers)
     return nfsm_model(

@@ -18,10 +18,11 @@ import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
+from fsa2rnn.fsa.inputs import check_symbol_ids
 
-from ..inputs import check_symbol_ids
-from ..keys import check_key_space, lookup_sorted, mixed_radix
-from ..program import NFSMProgram
+from ...keys import HIGH_FIRST, check_key_space, decode, encode, lookup_sorted
+from ...wiring import layer_keys
+from .program import NFSMProgram
 
 #: Largest number of (configuration, state) pairs an exhaustive exploration visits.
 MAX_PAIRS = 2_000_000
@@ -59,6 +60,7 @@ class NFSMMachine:
                 raise ConstructionError(f"layer {i} has {layer.bank.shape[0]} tables for keys {self.key_radices[i]}")
         self.initial = np.asarray(initial, dtype=np.int64)
         self.readout: Readout | None = None  #: the stored readout of a compiled model (from_program)
+        self.program: NFSMProgram | None = None  #: the compiled model's program (from_program)
         if len(self.initial) != len(self.dims):
             raise ConstructionError(f"start configuration has {len(self.initial)} indices for {len(self.dims)} heads")
         check_radix_limit(self.dims, "NFSM configurations")
@@ -70,6 +72,7 @@ class NFSMMachine:
         layers = [LayerTables(list(s.heads), list(s.upper), s.tables(), program.n_symbols) for s in program.layers]
         machine = cls(layers, program.initial_config)
         machine.readout = Readout(program.readout_codes.copy(), program.readout_states.copy(), list(program.dims))
+        machine.program = program
         return machine
 
     @property
@@ -78,15 +81,15 @@ class NFSMMachine:
 
     def predict_states(self, symbol_ids: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
         """The readout's state after each symbol (a machine from :meth:`from_program`), answering the same inputs
-        as the float executors (compiler/inputs.py); −1 past a length or for a configuration the readout lacks."""
-        x = check_symbol_ids(symbol_ids, self.n_symbols, lengths)
+        as the float executors (fsa/inputs.py); −1 past a length or for a configuration the readout lacks."""
+        symbols = None if self.program is None else self.program.symbols
+        x = check_symbol_ids(symbol_ids, self.n_symbols, lengths, symbols=symbols)
         return x.finish(self.readout(self.run(x.ids)))
 
     def keys(self, layer: int, configs: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Key of ``layer`` for symbols x after configurations ``configs`` (N, H) (the previous step's)."""
-        lt = self.layers[layer]
-        digits = np.concatenate([np.asarray(x)[..., None], configs[..., lt.upper]], axis=-1)
-        return mixed_radix(digits, self.key_radices[layer])
+        upper = [configs[..., g] for g in self.layers[layer].upper]
+        return layer_keys(np.asarray(x), upper, self.key_radices[layer], HIGH_FIRST)
 
     def step(self, configs: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Configurations after reading symbols x (N,) from configurations (N, H); all layers at once."""
@@ -111,15 +114,12 @@ class NFSMMachine:
         return out
 
     def code(self, configs: np.ndarray) -> np.ndarray:
-        return mixed_radix(np.asarray(configs, dtype=np.int64), self.dims)
+        """The code of configurations (…, H) (high digit first)."""
+        return encode(np.asarray(configs, dtype=np.int64), self.dims, HIGH_FIRST)
 
     def decode_code(self, codes: np.ndarray) -> np.ndarray:
-        codes = np.asarray(codes, dtype=np.int64)
-        out = np.empty(codes.shape + (len(self.dims),), dtype=np.int64)
-        for i in range(len(self.dims) - 1, -1, -1):
-            out[..., i] = codes % self.dims[i]
-            codes = codes // self.dims[i]
-        return out
+        """The configurations (…, H) of codes: the inverse of :meth:`code`."""
+        return decode(codes, self.dims, HIGH_FIRST)
 
     # ------------------------------------------------------------------ exploration
     def explore(
@@ -221,7 +221,7 @@ class Readout:
     dims: list[int]
 
     def __call__(self, configs: np.ndarray) -> np.ndarray:
-        return self.lookup(mixed_radix(np.asarray(configs, dtype=np.int64), self.dims))
+        return self.lookup(encode(np.asarray(configs, dtype=np.int64), self.dims, HIGH_FIRST))
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         idx = lookup_sorted(self.codes, codes)

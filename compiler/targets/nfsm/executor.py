@@ -2,25 +2,25 @@
 float64 (length-independent-state-tracking §6; docs/theory.md, "Neural Finite-State Machines").
 
 Each layer reads its argmax tables σ_k(i) = argmax_j θ_k[i, j] of every key from the program (logits computed once
-at float64) and runs the exact keyed table scan of runtime/table_scan.py; a stacked layer's key at step t is (x_t,
-the indices of the heads above at step t − 1) in mixed radix, the symbol most significant. The readout maps the
-tuple of all head indices to an automaton state (−1 for a configuration it does not know).
+at float64) and runs the exact keyed table scan of compiler/scans/table_scan.py; a stacked layer's key at step t is
+(x_t, the indices of the heads above at step t − 1) in mixed radix, the symbol most significant (compiler/wiring.py).
+The readout maps the tuple of all head indices to an automaton state (−1 for a configuration it does not know).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.compiler.keys import KeyLookup, mixed_radix, mixed_radix_weights
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import NFSMProgram
-
-from .executor import Executor, causal_shift
-from .table_scan import table_scan
+from ...executor import Executor
+from ...keys import HIGH_FIRST, KeyLookup, encode
+from ...model import CompiledModel
+from ...scans.table_scan import table_scan
+from ...wiring import layer_keys
+from .program import NFSMProgram
 
 
 class NFSMExecutor(Executor):
-    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of an NFSM model (runtime/executor.py)."""
+    """``predict_states(ids, lengths=None)`` and ``predict_accept`` of an NFSM model (compiler/executor.py)."""
 
     program: NFSMProgram
 
@@ -34,15 +34,12 @@ class NFSMExecutor(Executor):
         bsz, length = ids.shape
         columns: list[np.ndarray] = []  # (B, T) index of each head (all layers, in order) after each step
         for layer, bank in zip(self.program.layers, self.banks):
-            key = ids
-            if layer.upper:
-                weights = mixed_radix_weights(layer.key_radices)
-                part = sum(columns[g] * w for g, w in zip(layer.upper, weights[1:]))
-                start = sum(self.initial[g] * w for g, w in zip(layer.upper, weights[1:]))
-                key = ids * weights[0] + causal_shift(part, start)
+            upper = [columns[g] for g in layer.upper]
+            start = [self.initial[g] for g in layer.upper]
+            key = layer_keys(ids, upper, layer.key_radices, HIGH_FIRST, start=start)
             r = len(layer.heads)
             head_keys = (key[:, None, :] * r + np.arange(r)[None, :, None]).reshape(bsz * r, length)
             h0 = np.tile(np.asarray(layer.initial, dtype=np.int64), bsz)
             out = table_scan(bank, head_keys, h0).reshape(bsz, r, length)
             columns.extend(out[:, i] for i in range(r))
-        return self.readout(mixed_radix(np.stack(columns, axis=-1), self.program.dims))
+        return self.readout(encode(columns, self.program.dims, HIGH_FIRST))

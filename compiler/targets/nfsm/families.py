@@ -29,7 +29,7 @@ import numpy as np
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, SpecError
 
-from .nfsm_heads import permutation_heads_plan
+from .heads import permutation_heads_plan
 
 HEAD_FAMILIES = ("regular", "factored")
 #: ``factored`` enumerates the block systems of groups up to this order; larger groups track a base of points

@@ -23,7 +23,8 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
 from fsa2rnn.fsa.permutation_rep import faithful_permutation_representation
 
-from .nfsm_machine import LayerTables
+from ...keys import HIGH_FIRST, decode
+from .exact import LayerTables
 
 HEADS_CHOICES = ("auto", "single", "multi")
 LAYERS_CHOICES = ("auto", "single", "stacked")
@@ -75,7 +76,7 @@ def product_heads_plan(a: Automaton) -> NFSMPlan:
     dims = [f.n_states for f in a.factors]
     if int(np.prod(dims)) != a.n_states:
         raise ConstructionError(f"factor sizes {dims} do not multiply to {a.n_states} states")
-    digits = _digits(np.arange(a.n_states), dims)  # (n, r)
+    digits = decode(np.arange(a.n_states), dims, HIGH_FIRST)  # (n, r)
     trans = np.asarray(a.transitions, dtype=np.int64)
     bank = np.zeros((a.n_symbols, len(dims), max(dims)), dtype=np.int64)
     bank[:] = np.arange(max(dims))
@@ -191,12 +192,3 @@ def _base(perms: np.ndarray) -> list[int]:
         return [0]
     group.schreier_sims()
     return [int(b) for b in group.base]
-
-
-def _digits(codes: np.ndarray, dims: list[int]) -> np.ndarray:
-    out = np.empty(codes.shape + (len(dims),), dtype=np.int64)
-    rest = codes.copy()
-    for i in range(len(dims) - 1, -1, -1):
-        out[..., i] = rest % dims[i]
-        rest //= dims[i]
-    return out

@@ -20,18 +20,26 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
+from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError
 
-from .lrnn_spec import resolve_initial
-from .model import MODEL_FORMAT, CompiledModel, stored_automaton
-from .program import PDSSMProgram, program_of
+from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
+from ...registry import program_of
+from .program import PDSSMProgram
 
 #: index-array entries |Σ|·N a model may hold
 MAX_ENTRIES = 1 << 26
 
 
-def compile_pdssm(automaton: Automaton, *, initial: int | str | None = None, verify: bool = True) -> CompiledModel:
+#: the constructions of target "pdssm" ("auto" is the one there is)
+CONSTRUCTIONS = ("auto", "one_hot")
+
+
+def compile_pdssm(
+    automaton: Automaton, *, construction: str = "auto", initial: int | str | None = None, verify: bool = True
+) -> CompiledModel:
     """Compile an automaton to target "pdssm" (construction "one_hot"; the module docstring)."""
+    if construction not in CONSTRUCTIONS:
+        raise ConstructionError(f"the pdssm target has one construction, one_hot (got {construction!r})")
     q0 = resolve_initial(automaton, initial)
     a = automaton.replace(initial=q0)
     n, s = a.n_states, a.n_symbols
@@ -146,3 +154,10 @@ def realized_automaton(model: CompiledModel) -> Automaton:
     acc = None if p.accepting is None else np.flatnonzero(p.accepting).tolist()
     return Automaton(table, states=list(p.states), symbols=list(p.symbols), initial=p.initial, accepting=acc,
                      name=model.header.get("name"))  # fmt: skip
+
+
+def verify_check(model: CompiledModel, automaton: Automaton, *, dtype: str = "float64") -> tuple[dict[str, Any], bool]:
+    """What ``verify`` reports for a PD-SSM: the induction step on the one-hot code points (:func:`check_pdssm`), in
+    integer arithmetic."""
+    ex = check_pdssm(model, automaton)
+    return {"exact": dict(ex)}, bool(ex["ok"])

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.errors import ModelFileError
+from fsa2rnn.fsa.inputs import check_symbol_ids
 
-from ..inputs import check_symbol_ids
-from ..program import PDSSMProgram
+from .program import PDSSMProgram
 
 
 class ExactPDSSM:
@@ -24,7 +24,7 @@ class ExactPDSSM:
 
     def predict_states(self, symbol_ids: Any, lengths: Any = None) -> np.ndarray:
         p = self.program
-        x = check_symbol_ids(symbol_ids, p.n_symbols, lengths)
+        x = check_symbol_ids(symbol_ids, p.n_symbols, lengths, symbols=p.symbols)
         bsz, length = x.ids.shape
         out = np.empty((bsz, length), dtype=np.int64)
         i = np.full(bsz, self.start, dtype=np.int64)

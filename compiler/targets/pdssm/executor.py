@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import PDSSMProgram
-
-from .executor import Executor
+from ...executor import Executor
+from ...model import CompiledModel
+from .program import PDSSMProgram
 
 
 def pd_step(P: np.ndarray, D: np.ndarray, h: np.ndarray) -> np.ndarray:
