@@ -83,6 +83,7 @@ def compile_command(
     """Compile SPEC into exact weights for TARGET and write MODEL (safetensors with a JSON header)."""
     check_output(output)
     chosen = get_target(target)
+    chosen.check_members()  # a plug-in missing a member is reported before anything is compiled
     given = {name: value for name, value in options.items() if value is not None}
     for name in given:
         if chosen.option(name) is None:

@@ -126,6 +126,12 @@ class Target:
                 self._loaded[member] = obj
         return self._loaded[member]
 
+    def check_members(self) -> None:
+        """Load every compiler-level member (compile function, program, numpy executor, exact interpreter): a
+        plug-in that lacks one, or a method of one, is reported (PluginError) before anything is compiled with it."""
+        for member in ("compile", "program", "numpy_executor", "exact_interpreter"):
+            self.load(member)
+
     def option(self, name: str) -> CompileOption | None:
         return next((o for o in self.options if o.name == name), None)
 
