@@ -11,7 +11,7 @@ has::
     initial       index of the initial state
     accepting     list of accepting state indices, or null
     layers        list of per-layer dicts; each has "kind" (which nn layer class runs it) and refers to its
-                  tensors by name; targets define the rest (see compiler/README.md)
+                  tensors by name; targets define the rest (see compiler/targets/lrnn/README.md)
     readout       how hidden states map back to automaton states (target-defined dict)
     summary       the CLI summary (width, layers, factors_per_step or heads, theorem bounds, ...)
     automaton     the target automaton the model was compiled from, as a spec (``Automaton.to_spec``: names,

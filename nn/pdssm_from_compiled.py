@@ -1,4 +1,4 @@
-"""The bridge from a compiled "pdssm" model (compiler/automaton_to_pdssm.py) to a trainable SequenceModel with one
+"""The bridge from a compiled "pdssm" model (compiler/targets/pdssm/) to a trainable SequenceModel with one
 :class:`~fsa2rnn.nn.layers.PDSSM` layer computing the same states (:meth:`SequenceModel.from_compiled`):
 
 - one-hot embedding, d_model = |Σ| + N (the symbol in the first |Σ| coordinates, the state in the last N), no norm,

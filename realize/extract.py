@@ -18,7 +18,7 @@ and compare the machine they define with the target automaton up to relabelling 
 The comparison is a homomorphism check: φ = the model's readout (head indices → state) must satisfy
 φ(σ_x(c)) = δ_x(φ(c)) for every configuration c in the readout's domain and every symbol x, and send the start
 configuration to the initial state. It is decided exhaustively by a breadth-first search over (configuration, state)
-pairs (compiler/exact/nfsm.py), which also yields a shortest word on which the model errs when it does.
+pairs (compiler/targets/nfsm/exact.py), which also yields a shortest word on which the model errs when it does.
 Matching tables certify every length: the scan composes them exactly (Prop. G.1).
 """
 

@@ -132,3 +132,13 @@ def test_a_layer_named_like_a_target_is_no_branch():
     """A trained layer family called "nfsm" is compared with its own name freely (it is not a target)."""
     code = "if cfg.layer == 'nfsm' or model.config.layer in ('pdssm', 'mamba'):\n    pass\n"
     assert package_branches({"realize/planted.py": code}) == []
+
+
+def test_every_builtin_target_names_its_docs_page_and_the_architecture_page_its_folder():
+    text = (ROOT / "docs/architecture.md").read_text()
+    for name in TARGETS.names():
+        if TARGETS.is_builtin(name):
+            target = TARGETS.get(name)
+            assert target.docs and (ROOT / "docs" / target.docs).is_file(), (name, target.docs)
+            folder = target.compile.split(":")[0].split(".")[3]  # fsa2rnn.compiler.targets.<folder>.…
+            assert f"{folder}/" in text, folder

@@ -58,7 +58,7 @@ def _check_scan(scan: str) -> None:
 
 
 class _Readout(nn.Module):
-    """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
+    """Layer readout: nearest code point, or the hash of a permutation code (see compiler/targets/lrnn/README.md)."""
 
     #: score entries (positions × code points) computed at once by the nearest-code readout (a block stays in cache)
     BLOCK = 1 << 17

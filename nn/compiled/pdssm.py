@@ -1,4 +1,4 @@
-"""Torch module for compiled "pdssm" models (compiler/automaton_to_pdssm.py): h_t = P(x_t) D(x_t) h_{t−1} with P(x)
+"""Torch module for compiled "pdssm" models (compiler/targets/pdssm/): h_t = P(x_t) D(x_t) h_{t−1} with P(x)
 given as index arrays, run by :func:`fsa2rnn.nn.ops.pd_scan` (the chunked scan in the class of PD matrices) in time
 blocks that carry the state, then the one-hot readout state(argmax h). The recurrent form (nn/compiled/base.py):
 ``initial(n)``, ``step(h, x)``, ``decode(h)`` (the states), ``read(h)``, ``code_blocks()`` (the one-hot code points).

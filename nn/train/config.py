@@ -37,7 +37,7 @@ from .runfiles import RESUMABLE, RUN_FORMAT
 LOSSES = ("uniform", "first-error", "balanced")
 #: Brandoit et al.'s two arms for the NFSM (objectives.py): free (the model's loss) or anchored (heads supervised)
 ARMS = ("free", "anchored")
-#: head families of the NFSM with known codes (compiler/nfsm_families.py); ``factored:5,12`` fixes the sizes
+#: head families of the NFSM with known codes (compiler/targets/nfsm/families.py); ``factored:5,12`` fixes the sizes
 HEAD_FAMILIES = ("regular", "factored")
 EIG = {
     "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
@@ -259,8 +259,8 @@ def parse_head_family(text: str) -> tuple[str, list[int] | None]:
 
 
 def head_family_of(cfg: TrainConfig, task: Task) -> Any:
-    """The NFSM head family of the run (compiler/nfsm_families.py): the --head-family, or regular for the anchored
-    arm without one (``registers`` for a task with its own registers, e.g. TSO_N, whose targets are not an
+    """The NFSM head family of the run (compiler/targets/nfsm/families.py): the --head-family, or regular for the
+    anchored arm without one (``registers`` for a task with its own registers, e.g. TSO_N, whose targets are not an
     automaton's states); None when the run has none."""
     if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
         return None

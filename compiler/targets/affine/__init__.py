@@ -23,7 +23,7 @@ AFFINE = Target(
     robustness="fsa2rnn.realize.conditions:affine_conditions",
     compile_report="fsa2rnn.realize.conditions:affine_compile_report",
     torch_variants=({"mode": "window"}, {"mode": "recurrent"}),
-    docs="guide/compile-affine.md",
+    docs="theory.md",
 )
 
 __all__ = ["AFFINE"]

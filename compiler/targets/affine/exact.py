@@ -1,6 +1,6 @@
 """The exact interpreter of compiled shift registers (target "affine"): the window of the last k symbols, read as
 integer digits (0 before the word starts, x + 1 for symbol x) — what the exact code of h_t = Σ_{j<k} A^j b(x_{t−j})
-holds — looked up in the window table (compiler/definite_to_affine.py; its ``check_affine`` checks the weights)."""
+holds — looked up in the window table (definite_to_affine.py here; its ``check_affine`` checks the weights)."""
 
 from __future__ import annotations
 

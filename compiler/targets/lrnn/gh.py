@@ -1,8 +1,8 @@
 """Generalized Householder (GH) factors C = I − β v vᵀ with ‖v‖ = 1 (negative-eigenvalues §3.1, Proposition 1).
 
 A factor is stored with its *exact* description next to its float direction (each entry the float nearest to its
-exact value, compiler/rounding.py), so that products can be multiplied out in rational arithmetic
-(compiler/exact/lrnn.py) and the float weights checked against them for equality:
+exact value, compiler/targets/lrnn/rounding.py), so that products can be multiplied out in rational arithmetic
+(compiler/targets/lrnn/exact.py) and the float weights checked against them for equality:
 
 ==========  ==========  =====================================  ==========================================
 kind        args        v                                      β and meaning

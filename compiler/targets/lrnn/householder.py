@@ -9,7 +9,7 @@ The whole path (negative-eigenvalues paper):
                           decomposition
 
 ``construction="auto"`` takes the first that applies among rotation, permutation, cascade. The result is checked
-exhaustively and exactly (compiler/exact/lrnn.py) before it is returned: ``summary["verified"]``.
+exhaustively and exactly (compiler/targets/lrnn/exact.py) before it is returned: ``summary["verified"]``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A model stores floats whose exact values are algebraic: cos(πa/b) and sin(πa/b) (angle reflections, rotation code
 points, roots of unity e^{2πik/m} = cos(2πk/m) + i sin(2πk/m)) and 1/√k (the entries of v = (e_i − e_j)/√2). The
-compilers store, and compiler/exact/lrnn.py demands, the float64 nearest to each exact value (round to nearest):
+compilers store, and compiler/targets/lrnn/exact.py demands, the float64 nearest to each exact value (round to nearest):
 
 - :func:`cos_sin_pi` — (cos πa/b, sin πa/b), vectorized over integer arrays;
 - :func:`inv_sqrt` — 1/√k;

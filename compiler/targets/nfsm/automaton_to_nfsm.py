@@ -4,7 +4,7 @@ Finite-State Machines").
 The whole path: plan heads and layers (nfsm_heads.py) → explore the (configuration, state) pairs the plan's tables
 reach, which checks that the head indices determine the state and yields the readout (exact/nfsm.py) → logits
 with the chosen margin, as key embedding → linear map (nfsm_logits.py) → check that the float64 argmax of those
-logits gives back the tables → a :class:`CompiledModel` (header layout: compiler/NFSM.md).
+logits gives back the tables → a :class:`CompiledModel` (header layout: compiler/targets/nfsm/README.md).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def compile_nfsm(
     "stacked" (one layer per level of the holonomy cascade). ``margin`` (default 1.0) is the gap between the
     chosen logit and the others in every row, on top of the common level ``offset`` (default 1.0).
     ``embedding``: "onehot" (default) or "dense" (a random orthogonal key embedding drawn from ``seed``, so that
-    each logit is a dot product over all embedding coordinates, as in a trained model; compiler/nfsm_logits.py).
+    each logit is a dot product over all embedding coordinates, as in a trained model; compiler/targets/nfsm/logits.py).
     """
     if construction not in CONSTRUCTIONS:
         raise ConstructionError(
@@ -77,7 +77,7 @@ def nfsm_model(
     embedding: str = "onehot",
     seed: int = 0,
 ) -> CompiledModel:
-    """The CompiledModel of a machine whose readout has been checked against ``a`` (layout: compiler/NFSM.md)."""
+    """The CompiledModel of a machine whose readout has been checked against ``a`` (layout: README.md here)."""
     margin = DEFAULT_MARGIN if margin is None else float(margin)
     tensors: dict[str, np.ndarray] = {}
     layer_headers = []

@@ -1,6 +1,6 @@
 """The exact interpreter of compiled PD-SSMs (target "pdssm"): the code point e_i carried as its coordinate i in
 integer arithmetic — symbol x sends e_i to D(x)[i] e_{P(x)[i]}, again a code point exactly when D(x)[i] = 1 — read out
-as the state of the coordinate (compiler/automaton_to_pdssm.py; its ``check_pdssm`` checks the weights)."""
+as the state of the coordinate (automaton_to_pdssm.py here; its ``check_pdssm`` checks the weights)."""
 
 from __future__ import annotations
 

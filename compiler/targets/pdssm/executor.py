@@ -1,4 +1,4 @@
-"""Executor of compiled "pdssm" models in numpy at float64 (compiler/automaton_to_pdssm.py): the PD-SSM recurrence
+"""Executor of compiled "pdssm" models in numpy at float64 (automaton_to_pdssm.py here): the PD-SSM recurrence
 h_t = P(x_t) D(x_t) h_{t−1} itself on vectors h (B, N), P(x) applied through its index array (a scatter-add,
 O(B·N) per step), and the one-hot readout state(argmax h) after each symbol — what the torch module
 fsa2rnn.nn.compiled.PDSSMModel computes. A step loop: composing the index arrays by doubling costs O(T·N·log T) and
