@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from fsa2rnn.compiler.registry import TARGETS, CompileOption, get_target
+from fsa2rnn.compiler.registry import TARGETS, CompileOption, Target, get_target
 from fsa2rnn.fsa.errors import ConstructionError, PluginError, SpecError
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.registry import unknown_name_message
@@ -35,18 +35,30 @@ class TargetName(click.ParamType):
         return value
 
 
-def target_options() -> dict[str, tuple[CompileOption, list[str]]]:
-    """Every compile option the registered targets declare (the first declaration's help) and the targets taking
-    it; a plug-in that does not load is left out here (choosing it reports it)."""
-    out: dict[str, tuple[CompileOption, list[str]]] = {}
+def _loadable_targets() -> list[Target]:
+    """The registered targets that load (a broken plug-in is left out here; choosing it reports it)."""
+    out = []
     for name in TARGETS.names():
         try:
-            target = TARGETS.get(name)
+            out.append(TARGETS.get(name))
         except PluginError:
             continue
-        for opt in target.options:
-            out.setdefault(opt.name, (opt, []))[1].append(name)
     return out
+
+
+def target_options() -> dict[str, tuple[CompileOption, list[str]]]:
+    """Every compile option the registered targets declare (the first declaration's help) and the targets taking
+    it."""
+    out: dict[str, tuple[CompileOption, list[str]]] = {}
+    for target in _loadable_targets():
+        for opt in target.options:
+            out.setdefault(opt.name, (opt, []))[1].append(target.name)
+    return out
+
+
+def _construction_help() -> str:
+    choices = "; ".join(f"{t.name} {'|'.join(t.constructions)}" for t in _loadable_targets())
+    return f"How to build it (default: the target's first): {choices}."
 
 
 def _with_target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,12 +71,7 @@ def _with_target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.command("compile")
 @click.argument("spec")
 @click.option("--target", type=TargetName(), required=True, help="Which architecture to compile to.")
-@click.option(
-    "--construction",
-    default=None,
-    help="How to build it (default: the target's first): householder auto|permutation|rotation|reflections2|cascade; "
-    "diagonal auto|group|cascade|series; affine auto|shift_register; pdssm auto|one_hot.",
-)
+@click.option("--construction", default=None, help=_construction_help())
 @_with_target_options
 @click.option("--initial", default=None, help="Initial state (name); needed when the spec has none.")
 @click.option("-o", "--output", required=True, type=click.Path(), help="Model file to write.")
