@@ -19,7 +19,7 @@ from fsa2rnn.fsa.automaton import Automaton
 
 from ...keys import LOW_FIRST, MAX_KEY_SPACE, check_key_space, encode
 from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
-from . import gh
+from . import exact, gh
 from .rounding import root_values
 
 
@@ -213,9 +213,7 @@ def assemble(
         header["summary"]["factors_per_step"] = fps
     model = CompiledModel(header, tensors).validate()
     if verify:
-        from .exact import exact_check  # imported here: the exact interpreter reads the program of the model
-
-        report = exact_check(model, automaton)
+        report = exact.exact_check(model, automaton)
         header["summary"]["verified"] = bool(report["ok"])
         if not report["ok"]:
             header["summary"]["verification_failure"] = report.get("failure")
