@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,14 +44,20 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, ModelFileError, UnknownStateError
+from fsa2rnn.fsa.errors import FsaError, LimitExceededError, ModelFileError, UnknownStateError
 from fsa2rnn.fsa.io import atomic_write, safetensors_problem
+from fsa2rnn.fsa.reader import describe_os_error
 
 MODEL_FORMAT = "fsa2rnn.model/2"
 #: formats this version refuses with a hint to recompile
 _OLD_FORMATS = ("fsa2rnn.model/1",)
 _REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout", "automaton")
 HASH_KEY = "sha256"
+#: the largest header safetensors writes or reads (its JSON: the tensors' entries and the metadata)
+MAX_HEADER_BYTES = 100_000_000
+#: an upper bound on one tensor's entry in that header (name, dtype, shape, offsets)
+_TENSOR_ENTRY_BYTES = 256
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)
 
 
 def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
@@ -66,6 +74,28 @@ def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
     return automaton.replace(initial=int(initial)).to_spec()
 
 
+def check_header_size(automaton: Automaton) -> None:
+    """LimitExceededError, before any compilation, when a model of ``automaton`` cannot be saved: its header
+    stores the automaton's spec and its names a second time, which safetensors refuses beyond
+    :data:`MAX_HEADER_BYTES`. The count is a lower bound (digits and separators of the transitions, the names
+    with their quotes), exact enough that a refusal is certain."""
+    t = automaton.transitions
+    digits = int(np.searchsorted(_POWERS, t.ravel(), side="right").sum()) + t.size  # digits of each entry
+    names = sum(map(len, automaton.states)) + sum(map(len, automaton.symbols))
+    count = len(automaton.states) + len(automaton.symbols)
+    size = digits + 2 * t.size + 2 * (names + 6 * count)  # ", " after each entry; each name twice, quoted
+    if size > MAX_HEADER_BYTES:
+        raise LimitExceededError(_header_message(size, automaton))
+
+
+def _header_message(size: int, automaton: Automaton | None = None) -> str:
+    what = "" if automaton is None else f" ({automaton.n_states:,} states × {automaton.n_symbols:,} symbols)"
+    return (
+        f"the model file's header would hold {size:,} bytes{what}, over the {MAX_HEADER_BYTES:,} that safetensors "
+        "stores: the header keeps the automaton's table and names; compile a smaller automaton"
+    )
+
+
 def model_digest(header: dict[str, Any], tensors: dict[str, np.ndarray]) -> str:
     """SHA-256 of the canonical JSON of ``header`` without its hash, then every tensor (name, dtype, shape, bytes)
     in name order. The header is normalized through JSON first, so an in-memory header and its file agree."""
@@ -80,12 +110,24 @@ def model_digest(header: dict[str, Any], tensors: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-@dataclass
+@dataclass(repr=False)
 class CompiledModel:
     """Compiled weights: ``header`` (JSON-able dict, see module docstring) and ``tensors`` (name → numpy array)."""
 
     header: dict[str, Any]
     tensors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: target, construction, the automaton's size, the tensors' — the report is ``.summary``."""
+        h = self.header
+        name = (h.get("automaton") or {}).get("name")
+        nbytes = sum(int(np.asarray(t).nbytes) for t in self.tensors.values())
+        return (
+            f"<CompiledModel {h.get('target', '?')}/{h.get('construction', '?')}"
+            f"{' ' + repr(name) if name else ''}: {len(h.get('states', ()))} states, {len(h.get('symbols', ()))} "
+            f"symbols, {_count(len(h.get('layers', ())), 'layer')}, {len(self.tensors)} tensors ({_size(nbytes)}); the "
+            f"compile report: .summary (a dict)>"
+        )
 
     # convenience views of the header
     @property
@@ -194,6 +236,12 @@ class CompiledModel:
     def save(self, path: str | Path) -> None:
         """Write a safetensors file (atomically: a failure leaves no file), with the integrity hash of what it
         writes."""
+        atomic_write(path, self.writer())
+
+    def writer(self) -> Callable[[Path], None]:
+        """The function that writes this model to a path (``save``; the CLI stages it with
+        ``fsa.io.staged_write`` so that the file appears only once the report is printed). LimitExceededError at
+        once when the header exceeds what safetensors stores (:data:`MAX_HEADER_BYTES`)."""
         from safetensors.numpy import save_file
 
         header = dict(self.header)
@@ -201,7 +249,10 @@ class CompiledModel:
         tensors = {k: np.ascontiguousarray(v) for k, v in self.tensors.items()}
         header[HASH_KEY] = model_digest(header, tensors)
         meta = {"fsa2rnn": json.dumps(header, default=_json_default)}
-        atomic_write(path, lambda p: save_file(tensors, str(p), metadata=meta))
+        size = len(json.dumps(meta)) + _TENSOR_ENTRY_BYTES * len(tensors)
+        if size > MAX_HEADER_BYTES:
+            raise LimitExceededError(_header_message(size))
+        return lambda p: save_file(tensors, str(p), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path) -> CompiledModel:
@@ -210,7 +261,13 @@ class CompiledModel:
 
         p = Path(path)
         if not p.is_file():
-            raise ModelFileError(f"no such model file: {str(p)!r}")
+            try:
+                os.stat(p)
+                why = "it is not a regular file"
+            except OSError as exc:
+                why = describe_os_error(exc)
+            raise ModelFileError(f"no model file at {str(p)!r}: {why}" if why != "no such file" else
+                                 f"no such model file: {str(p)!r}")  # fmt: skip
         problem = safetensors_problem(p)
         if problem:
             raise ModelFileError(f"model file {str(p)!r} {problem}")
@@ -234,6 +291,18 @@ class CompiledModel:
         if header.get("format") not in _OLD_FORMATS:
             model.check_integrity(required=True)
         return model.validate()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if nbytes < 1024 or unit == "MiB":
+            return f"{nbytes:,} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return ""
 
 
 def _json_default(o: Any) -> Any:

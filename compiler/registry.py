@@ -109,6 +109,7 @@ class Target:
     sequence_model: str | None = None
     torch_variants: tuple[Mapping[str, Any], ...] = ({},)
     docs: str | None = None  #: the target's page in the docs (relative to docs/)
+    check_summary: str = "its exact check"  #: what ``check`` does, in a few words (``verify`` says it when skipped)
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def load(self, member: str) -> Any:

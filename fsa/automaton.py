@@ -427,8 +427,12 @@ class Automaton:
 
     @classmethod
     def from_json(cls, text: str) -> Automaton:
+        """Build from a JSON spec text; its counts are checked against the limits before it is parsed
+        (fsa/spec_scan.py)."""
         from .io import parse_json
+        from .spec_scan import check_spec_text
 
+        check_spec_text(text.encode() if isinstance(text, str) else text, _SPEC_KEYS)
         return cls.from_spec(parse_json(text))
 
     def to_json(self, indent: int | None = None) -> str:
@@ -436,20 +440,17 @@ class Automaton:
 
     @classmethod
     def load(cls, path: str | Path) -> Automaton:
-        """Load a JSON spec file."""
-        p = Path(path)
-        try:
-            size = p.stat().st_size if p.is_file() else 0
-            if size > MAX_SPEC_FILE_BYTES:
-                raise LimitExceededError(
-                    f"spec file {str(p)!r} has {size:,} bytes, over the limit of {MAX_SPEC_FILE_BYTES:,}"
-                )
-            text = p.read_text()
-        except FileNotFoundError:
-            raise SpecError(f"no such file: {str(p)!r}") from None
-        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-            raise SpecError(f"cannot read spec file {str(p)!r}: {exc}") from None
-        return cls.from_json(text)
+        """Load a JSON spec file — a regular file, a device or a pipe, read within MAX_SPEC_FILE_BYTES and without
+        waiting forever (fsa/reader.py)."""
+        from .io import parse_json
+        from .reader import decode_utf8, read_bounded
+        from .spec_scan import check_spec_text
+
+        data = read_bounded(path, MAX_SPEC_FILE_BYTES, what="spec file", first=b"{")
+        check_spec_text(data, _SPEC_KEYS)  # the counts, from the bytes as read: a refusal costs the file once
+        text = decode_utf8(data, f"spec file {str(path)!r}")
+        del data
+        return cls.from_spec(parse_json(text))
 
     def save(self, path: str | Path) -> None:
         """Write the JSON spec (atomically: no partial file on failure)."""

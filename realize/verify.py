@@ -44,6 +44,21 @@ def _first_failure(pred: np.ndarray, want: np.ndarray) -> int | None:
     return None if len(bad) == 0 else int(bad[:, 1].min()) + 1
 
 
+#: what the base install lacks for the torch modules
+NN_EXTRA = "pip install 'fsa2rnn[nn]'"
+
+
+def optional_torch() -> Any:
+    """torch, or None in the base install (``pip install fsa2rnn`` without the ``nn`` extra)."""
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        return None
+    return torch
+
+
 def verify_model(
     model: CompiledModel | Any,
     automaton: Automaton | None = None,
@@ -56,11 +71,11 @@ def verify_model(
 ) -> dict[str, Any]:
     """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ...
 
-    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked)."""
-    import torch
-
-    from fsa2rnn.nn.compiled import load_model, run_options
-
+    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked). Without
+    torch (the base install) the agreement runs on the numpy executor (``fsa2rnn.compiler.load_executor``) at
+    float64, and a target check that runs the torch module (the NFSM's margin certificate and extraction) is listed
+    under ``skipped``."""
+    torch = optional_torch()
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled
     if not isinstance(model, CompiledModel):
@@ -83,14 +98,34 @@ def verify_model(
         "construction": model.construction,
         "automaton": "from --spec" if given else "stored in the model file",
     }
-    entries, exact_ok = target_of(model).load("check")(model, automaton, dtype=dtype)  # the target's exact check
-    report.update(entries)
-    net = load_model(model).to(getattr(torch, dtype))
+    target = target_of(model)
+    try:
+        check = target.load("check")  # the target's exact check
+    except ModuleNotFoundError as exc:  # the base install: this target's check runs the torch module
+        if torch is not None or exc.name != "torch":
+            raise
+        report["skipped"] = [f"the {target.name} target's check ({target.check_summary}) runs the torch module: "
+                             f"{NN_EXTRA}"]  # fmt: skip
+        exact_ok = True  # nothing exact to check without it; the agreement below decides
+    else:
+        entries, exact_ok = check(model, automaton, dtype=dtype)
+        report.update(entries)
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, automaton.n_symbols, size=(n_words, length))
     want = automaton.run(ids, start=np.full(n_words, model.initial))
-    kwargs = run_options(net, mode)
-    pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
+    if torch is None:
+        if dtype != "float64" or mode != "fused":
+            raise ModuleNotFoundError(f"--dtype {dtype} --mode {mode} runs the torch modules", name="torch")
+        from fsa2rnn.compiler import load_executor
+
+        kwargs: dict[str, Any] = {"scan": "numpy executor (fsa2rnn.compiler.load_executor)"}
+        pred = load_executor(model).predict_states(ids)
+    else:
+        from fsa2rnn.nn.compiled import load_model, run_options
+
+        net = load_model(model).to(getattr(torch, dtype))
+        kwargs = run_options(net, mode)
+        pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
     fail = _first_failure(pred, want)
     report.update(
         dtype=dtype,

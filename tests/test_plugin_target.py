@@ -60,9 +60,10 @@ def test_compile_run_verify(tmp_path):
 
 def test_compile_refuses_other_targets_options_and_non_group_automata(tmp_path):
     runner = CliRunner()
-    res = runner.invoke(main, ["compile", SPEC, "--target", "onehot", "--margin", "2", "-o", str(tmp_path / "m")])
+    out = str(tmp_path / "m.safetensors")
+    res = runner.invoke(main, ["compile", SPEC, "--target", "onehot", "--margin", "2", "-o", out])
     assert res.exit_code == 2 and "--margin does not apply to target 'onehot'" in res.stderr
-    res = runner.invoke(main, ["compile", "flipflop", "--target", "onehot", "-o", str(tmp_path / "m")])
+    res = runner.invoke(main, ["compile", "flipflop", "--target", "onehot", "-o", out])
     assert res.exit_code == 2 and res.stderr.startswith("error: the onehot target needs a group automaton")
     assert not (tmp_path / "m").exists()
 

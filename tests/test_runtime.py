@@ -1,4 +1,4 @@
-"""The torch-free executors (fsa2rnn.runtime) against two independent references: the automaton itself
+"""The torch-free executors (fsa2rnn.compiler.load_executor) against two independent references: the automaton itself
 (``Automaton.run``) and the torch modules of fsa2rnn.nn on the same model; their chunked affine scan against the
 sequential float64 recurrence on random, non-exact maps; `fsa2rnn run` on either engine."""
 

@@ -25,8 +25,10 @@ def get_task(name: str) -> Task:
         return AutomatonTask(resolve_spec(name[: -len(":accept")]), name=name, readout="accept")
     try:
         automaton = resolve_spec(name)
-    except UnknownBuiltinError as e:
-        raise UnknownBuiltinError(f"unknown task {name!r}: not a paper task, builtin, regex or spec file ({e})") from e
+    except UnknownBuiltinError:
+        from ..limits import unknown_task_message
+
+        raise UnknownBuiltinError(unknown_task_message(name)) from None
     return AutomatonTask(automaton, name=name)
 
 

@@ -189,5 +189,7 @@ def _cyclic_with_identity(m: int) -> Automaton:
 
 def paper_task(name: str) -> Task:
     if name not in PAPER_TASKS:
-        raise UnknownBuiltinError(f"unknown task {name!r} (run `fsa2rnn tasks` for the list)")
+        from ..limits import unknown_task_message
+
+        raise UnknownBuiltinError(unknown_task_message(name))
     return PAPER_TASKS[name]()

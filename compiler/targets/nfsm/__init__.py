@@ -29,6 +29,7 @@ NFSM = Target(
     exact_interpreter=f"{_HERE}.exact:NFSMMachine.from_program",
     torch_module="fsa2rnn.nn.compiled.nfsm:NFSMModel",
     check="fsa2rnn.realize.certificate:verify_check",
+    check_summary="the margin certificate and the extraction of its tables",
     robustness="fsa2rnn.realize.conditions:nfsm_conditions",
     realized_automaton="fsa2rnn.realize.extract:extracted_automaton",
     extraction="fsa2rnn.realize.extract:compiled_nfsm_machine",

@@ -27,7 +27,9 @@ REGISTRY: dict[str, str] = {
 
 def get_reproduction(name: str) -> Reproduction:
     if name not in REGISTRY:
-        raise SpecError(f"unknown reproduction {name!r} (choose from {', '.join(REGISTRY)})")
+        from fsa2rnn.fsa.registry import unknown_name_message
+
+        raise SpecError(unknown_name_message("reproduction", name, REGISTRY))
     module, cls = REGISTRY[name].split(":")
     return getattr(importlib.import_module(f".{module}", __package__), cls)()
 
