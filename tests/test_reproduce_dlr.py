@@ -69,7 +69,7 @@ def test_tiny_table_end_to_end(tmp_path):
 
 def test_bad_selection_is_one_line_exit_2(tmp_path):
     res = CliRunner().invoke(main, ["reproduce", "dlr-atomic", "--tasks", "parity", "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2 and "--tasks: parity not in dlr-atomic" in res.output
+    assert res.exit_code == 2 and "--tasks: unknown task of dlr-atomic 'parity' (choose from shift" in res.output
     res = CliRunner().invoke(main, ["reproduce", "dlr-atomic", "--scale", "medium", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--scale must be one of tiny, small, paper" in res.output
     assert not (tmp_path / "o").exists()
