@@ -43,7 +43,8 @@ def eval_command(
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
     from fsa2rnn.fsa.errors import SpecError
-    from fsa2rnn.nn.limits import DEFAULT_CAP, MAX_LENGTH, parse_lengths
+    from fsa2rnn.nn.limits import MAX_LENGTH, parse_lengths
+    from fsa2rnn.nn.lmax import DEFAULT_CAP
     from fsa2rnn.nn.train.runfiles import check_run_dir
 
     wanted = parse_lengths(lengths, "--lengths") if lengths is not None else None

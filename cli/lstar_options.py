@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from fsa2rnn.nn.limits import checked
 from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS
+
+from .options import checked
 
 #: --method values: the white-box extraction (realize/extract.py) or AALpy's learners
 METHODS = ("whitebox", "lstar", "kv")

@@ -1,4 +1,5 @@
-"""Options shared by several commands: the regex DFA-state limit of SPEC, and output files checked before work."""
+"""Options shared by several commands: numeric options checked by their stated limit (:class:`Checked`, a row of
+fsa2rnn.nn.limits.LIMITS), the regex DFA-state limit of SPEC, and output files checked before work."""
 
 from __future__ import annotations
 
@@ -9,7 +10,32 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.determinize import MAX_DFA_STATES
+from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 from fsa2rnn.fsa.io import output_target
+from fsa2rnn.fsa.progress import set_quiet
+from fsa2rnn.nn.limits import LIMITS, check, limit_help
+from fsa2rnn.nn.lmax import DEFAULT_CAP
+
+
+class Checked(click.ParamType):
+    """A click parameter type for one row of :data:`~fsa2rnn.nn.limits.LIMITS`: refused while the command line is
+    parsed."""
+
+    def __init__(self, name: str) -> None:
+        self.row = name
+        self.name = "integer" if LIMITS[name].kind is int else "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        option = param.opts[0] if param is not None and param.opts else None
+        try:
+            return check(self.row, value, option)
+        except (SpecError, LimitExceededError) as exc:
+            self.fail(str(exc).removeprefix(f"{option} ") if option else str(exc), param, ctx)
+
+
+def checked(name: str) -> Checked:
+    """``type=checked("cap")``: the click type of a row of :data:`~fsa2rnn.nn.limits.LIMITS`."""
+    return Checked(name)
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -32,16 +58,12 @@ def check_output(path: str | None) -> None:
 def limited(name: str, *decls: str, help: str, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A numeric option checked by its row ``name`` of fsa2rnn.nn.limits.LIMITS while the command line is parsed
     (before any work); its help ends with the accepted range. The option is ``--name`` unless ``decls`` are given."""
-    from fsa2rnn.nn.limits import checked, limit_help
-
     decls = decls or ("--" + name.replace("_", "-"),)
     return click.option(*decls, type=checked(name), help=help + limit_help(name), **kw)
 
 
 def cap_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--cap N``: the longest length an L_max search tries (one default for every command)."""
-    from fsa2rnn.nn.limits import DEFAULT_CAP
-
     return limited("cap", help="Longest length the L_max search tries.", default=DEFAULT_CAP, show_default=True)(fn)
 
 
@@ -58,9 +80,7 @@ def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--quiet``: no progress on stderr (fsa2rnn.fsa.progress)."""
 
-    def set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-        from fsa2rnn.fsa.progress import set_quiet
-
+    def quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
         set_quiet(value)
         return value
 
@@ -68,7 +88,7 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--quiet",
         is_flag=True,
         expose_value=False,
-        callback=set_quiet,
+        callback=quiet,
         help="No progress on stderr (by default a bar on a terminal, else a line every 30 s).",
     )(fn)
 
@@ -82,8 +102,6 @@ def check_plot(path: str | None, option: str = "--plot") -> str | None:
     is checked writable (:func:`check_output`)."""
     if path is None:
         return None
-    from fsa2rnn.fsa.errors import SpecError
-
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext not in PLOT_FORMATS:
         raise SpecError(f"{option} {path!r}: the extension chooses the format; use one of "

@@ -1,6 +1,6 @@
 """The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (``__main__.py``). Importing this module never imports
-torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
+``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (which runs the same command). Importing this module never
+imports torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ..limits import DEFAULT_CAP, LIMITS, checked, limit_help
+from fsa2rnn.nn.limits import LIMITS, limit_help
+from fsa2rnn.nn.lmax import DEFAULT_CAP
+
+from .options import checked
 
 MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp", "nfsm",
           "lstm", "transformer", "attention")  # fmt: skip

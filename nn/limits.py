@@ -3,16 +3,16 @@ declarative table (:data:`LIMITS`), checked before any work — before torch is 
 names the option, the value and the limit (docs/limits.md).
 
 - :data:`LIMITS` maps an option's name (``d_model`` for ``--d-model``) to its :class:`Bound`: kind (int or float),
-  closed or open ends, and why the limit is where it is. A command declares an option checked by its row with
-  ``type=checked("d_model")`` (a click parameter type: the value is refused while the command line is parsed);
-  :func:`check` does the same in Python (``TrainConfig``, the API).
+  closed or open ends, and why the limit is where it is. :func:`check` refuses a value outside it (``TrainConfig``,
+  the API); the CLI declares an option checked by its row with ``type=checked("d_model")`` (fsa2rnn.cli.options: the
+  value is refused while the command line is parsed).
 - Lists and ranges (``--eval-lengths 40,80``, ``--train-length 3..40``, ``--seeds 42..46``) are parsed by
   :func:`parse_lengths`, :func:`parse_range` and :func:`parse_seeds`, each element checked by its row.
 - Products of options that size one allocation (the model's parameters, tokens per training step, activations,
   attention, words × length) are checked by :func:`check_train` and :func:`check_words_length` before any tensor.
 
-To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)``; the docs page lists the
-table (``tests/test_hostile_inputs.py`` checks that every row is documented).
+To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)`` in cli/; the docs page lists
+the table (``tests/test_hostile_inputs.py`` checks that every row is documented).
 """
 
 from __future__ import annotations
@@ -22,13 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 
-#: the one default cap of every L_max search (train, eval, compare, verify --eta --lmax); the protocols of the
-#: papers that state their own (Brandoit et al.: 2^20) set theirs explicitly and say so
-DEFAULT_CAP = 4096
 #: the longest word any evaluation reads (the Brandoit protocol's 2^20)
 MAX_LENGTH = 2**20
 #: seeds are 64-bit: what torch.manual_seed and numpy's SeedSequence take
@@ -160,34 +155,14 @@ def check(name: str, value: Any, option: str | None = None) -> Any:
     return v
 
 
-def _show(v: Any) -> str:
-    s = str(v)
-    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
-
-
-class Checked(click.ParamType):
-    """A click parameter type for one row of :data:`LIMITS`: refused while the command line is parsed."""
-
-    def __init__(self, name: str) -> None:
-        self.row = name
-        self.name = "integer" if LIMITS[name].kind is int else "float"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        option = param.opts[0] if param is not None and param.opts else None
-        try:
-            return check(self.row, value, option)
-        except (SpecError, LimitExceededError) as exc:
-            self.fail(str(exc).removeprefix(f"{option} ") if option else str(exc), param, ctx)
-
-
-def checked(name: str) -> Checked:
-    """``type=checked("cap")``: the click type of a row of :data:`LIMITS`."""
-    return Checked(name)
-
-
 def limit_help(name: str) -> str:
     """`` Limit: […].``: the accepted range for an option's --help."""
     return f" Limit: {LIMITS[name].text()}."
+
+
+def _show(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
 
 
 # ---------------------------------------------------------------------------------------------------- lists
@@ -340,16 +315,13 @@ def limits_table() -> str:
 
 
 __all__ = [
-    "DEFAULT_CAP",
     "LIMITS",
     "MAX_LENGTH",
     "MAX_SEED",
     "Bound",
-    "Checked",
     "check",
     "check_train",
     "check_words_length",
-    "checked",
     "default_train_max",
     "estimated_parameters",
     "limit_help",

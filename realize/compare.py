@@ -16,7 +16,7 @@
   (sizes, group, aperiodic; fsa/monoid.py and fsa/classify.py).
 - :func:`nfsm_tables`: a trained one-layer NFSM's tables against the compiled ones, each head's reachable machine
   matched to a compiled head's up to relabelling of its indices (fsa/relabel.py ``isomorphism``).
-- :func:`l_max_table`: L_max (nn/evaluate.py ``failing_length``) of both models at each dtype, side by side.
+- :func:`l_max_table`: L_max (nn/lmax.py ``failing_length``) of both models at each dtype, side by side.
 - :func:`compare`: all of these and the extraction verdict (realize/extract.py, realize/moore.py) in one report;
   :func:`plot_spectra` draws the eigenvalues on the unit circle per symbol.
 """
@@ -35,7 +35,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
 from fsa2rnn.fsa.relabel import isomorphism
-from fsa2rnn.nn.limits import DEFAULT_CAP
+from fsa2rnn.nn.lmax import DEFAULT_CAP
 
 from .extract import DTYPES, extract
 from .moore import MooreMachine, relate, state_machine, task_target
@@ -387,7 +387,7 @@ def l_max_table(
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
     entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
     (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
-    from fsa2rnn.nn.evaluate import automaton_words
+    from fsa2rnn.nn.lmax import automaton_words
 
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
@@ -418,7 +418,7 @@ def l_max_table(
 
 
 def _search(make: Any, words: Any, dtype: str, start: int, cap: int, n_words: int, seed: int) -> dict[str, Any]:
-    from fsa2rnn.nn.evaluate import failing_length
+    from fsa2rnn.nn.lmax import failing_length
 
     try:
         predict = make(DTYPES[dtype])

@@ -56,7 +56,7 @@ def _verdict(eta: float, verdict: str, theorem: str, evidence: str, witness: lis
     return {"eta": eta, "verdict": verdict, "theorem": theorem, "evidence": evidence, "witness": witness, **extra}
 
 
-def failing_word(
+def trajectory_failing_word(
     stepper: Stepper, automaton: Automaton, *, eta: float, length: int = 64, n_words: int = 64, seed: int = 0
 ) -> list[int] | None:
     """The shortest prefix (symbol ids), over ``n_words`` seeded random words, on which the adversarial
@@ -153,7 +153,7 @@ def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, si
             radius=star,
             simulation=sim,
         )
-    word = failing_word(stepper, automaton, eta=eta, seed=seed)
+    word = trajectory_failing_word(stepper, automaton, eta=eta, seed=seed)
     return _verdict(
         eta,
         "not_robust",
@@ -306,7 +306,7 @@ def _certified(
             spectral_radius=rho,
             simulation=sim,
         )
-    word = failing_word(stepper, automaton, eta=eta, seed=seed)
+    word = trajectory_failing_word(stepper, automaton, eta=eta, seed=seed)
     found = (
         f"; the adversarial η-trajectory errs on the witness (length {len(word)})"
         if word
@@ -451,6 +451,6 @@ __all__ = [
     "SIMULATION_CAP",
     "VERDICTS",
     "check_conditions",
-    "failing_word",
+    "trajectory_failing_word",
     "robust_report",
 ]

@@ -19,7 +19,7 @@ is the attractor vector a_{h_t}: the perturbation is added to it and the next st
 attractor (the restoring organ), then applies the tables.
 
 :func:`l_max` is the failing length of a model at (η, dtype, perturbation) through
-:func:`fsa2rnn.nn.evaluate.failing_length` — on random words (the automaton's word problem) or on the periodic word
+:func:`fsa2rnn.nn.lmax.failing_length` — on random words (the automaton's word problem) or on the periodic word
 p·w·w·w… of a witness of Theorem 4.1 (:func:`periodic_words`). :func:`drift` records the distance of h_t to the
 nearest code point (NFSM: to the nearest attractor, before rounding) against t; :func:`plot_drift` draws it.
 """
@@ -38,7 +38,7 @@ import torch
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
 from fsa2rnn.fsa.progress import counting
-from fsa2rnn.nn.evaluate import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
+from fsa2rnn.nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
 from . import trajectory
 from .steppers import Stepper, stepper_for
@@ -160,7 +160,7 @@ def run(
 
 
 def predictor(stepper: Stepper, *, eta: float, perturbation_kind: str, seed: int = 0, engine: str = "auto") -> Predict:
-    """The ``predict`` protocol of nn/evaluate.py for η-trajectories (the state carried across chunks)."""
+    """The ``predict`` protocol of nn/lmax.py for η-trajectories (the state carried across chunks)."""
     _fast_for(stepper, engine)
 
     def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:

@@ -11,14 +11,14 @@ compiled models, applied to a trained SequenceModel.
   definite one is ``not_robust`` in the sense of "not certified" (no radius is computed for trained weights).
 - NFSM (one layer): the perturbation is added to the attractor vector a_{h_t} (one-hot per head) before the next
   step's rounding, which restores it iff η < η* = 1/√2 (half the distance of two one-hot attractors); then the model
-  is ``robust`` iff its tables realize the automaton (realize/trained_exact.py ``nfsm_tables_exact``), else
+  is ``robust`` iff its tables realize the automaton (fsa2rnn.nn.train.trained_exact ``nfsm_tables_exact``), else
   ``not_robust`` with the tables' failing word; at η ≥ η* a perturbation reaches the midpoint of two attractors:
   ``not_robust``.
 - LSTM and Transformer: no input-determined transition: ``refused``.
 
 With ``lmax``, the failing length of random η-trajectories (e_t uniform in the η-ball of the recurrent state —
 every layer's S, h, modal x or one-hot indices, not the convolutions' input caches) on the task's evaluation words
-(realize/robust.py's perturbation, nn/evaluate.py's search).
+(realize/robust.py's perturbation, nn/lmax.py's search).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def trained_conditions(model: Any, task: Any, eta: float) -> dict[str, Any]:
     symbols = tuple(a.symbols)
     cfg = model.config
     if cfg.layer == "nfsm" and cfg.n_layers == 1:
-        from .trained_exact import nfsm_tables_exact
+        from fsa2rnn.nn.train.trained_exact import nfsm_tables_exact
 
         ex = nfsm_tables_exact(model, task)
         if not ex.get("exact"):
@@ -193,7 +193,7 @@ def _set_flat(model: Any, state: list[dict[str, Any]], parts: list[tuple[int, st
 
 
 def perturbed_predictor(model: Any, eta: float, seed: int = 0, *, read: str = "auto") -> Any:
-    """``predict(inputs, state)`` of nn/evaluate.py along random η-trajectories of a trained model: after every
+    """``predict(inputs, state)`` of nn/lmax.py along random η-trajectories of a trained model: after every
     symbol, e uniform in the η-ball of the recurrent state (:func:`_flat_state`) is added (NFSM: to the one-hot
     attractors, then every head is rounded to its nearest attractor). ``read="auto"`` steps a one-layer NFSM
     through its tables (:func:`_nfsm_table_predictor`, the same draws and arithmetic), ``"logits"`` runs the
@@ -279,7 +279,7 @@ def trained_robust_report(
     out.update(perturbation=perturbation_kind, l_max=None, l_max_capped=None)
     if lmax:
         from fsa2rnn.fsa.progress import bar, counting
-        from fsa2rnn.nn.evaluate import failing_length
+        from fsa2rnn.nn.lmax import failing_length
 
         start = min(start or 16, cap)
         with bar(n_words * cap, "L_max search", unit="sym", unit_scale=True) as b:
