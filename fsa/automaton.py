@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dfa_interop, dot, minimize, product, reachable, relabel
 from .errors import (
     LimitExceededError,
     MissingTransitionError,
@@ -22,12 +23,11 @@ from .errors import (
     UnknownStateError,
     UnknownSymbolError,
 )
+from .indices import STATE_DTYPE
+from .io import atomic_write_text, parse_json
 
 SPEC_FORMAT = "fsa2rnn.automaton/1"
 _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
-
-#: dtype of transition tables and state arrays.
-STATE_DTYPE = np.int64
 
 #: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
 #: anything of that size is allocated.
@@ -459,8 +459,6 @@ class Automaton:
 
     @classmethod
     def from_json(cls, text: str) -> Automaton:
-        from .io import parse_json
-
         return cls.from_spec(parse_json(text))
 
     def to_json(self, indent: int | None = None) -> str:
@@ -485,8 +483,6 @@ class Automaton:
 
     def save(self, path: str | Path) -> None:
         """Write the JSON spec (atomically: no partial file on failure)."""
-        from .io import atomic_write_text
-
         atomic_write_text(path, self.to_json(indent=1) + "\n")
 
     @classmethod
@@ -521,52 +517,36 @@ class Automaton:
     # ------------------------------------------------------------------ operations (each lives in its own module)
     def reachable(self) -> Automaton:
         """The part reachable from the initial state (fsa/reachable.py)."""
-        from .reachable import reachable
-
-        return reachable(self)
+        return reachable.reachable(self)
 
     def minimize(self) -> Automaton:
         """The minimal DFA of the language; for a semiautomaton, the reachable part (fsa/minimize.py)."""
-        from .minimize import minimize
-
-        return minimize(self)
+        return minimize.minimize(self)
 
     def product(self, *others: Automaton, accept: str = "all") -> Automaton:
         """The direct product with other automata over the same symbols, keeping ``factors`` (fsa/product.py)."""
-        from .product import product
-
-        return product(self, *others, accept=accept)
+        return product.product(self, *others, accept=accept)
 
     def relabel(self, states: Any = None, symbols: Any = None) -> Automaton:
         """Rename states and/or symbols: a list, a mapping old → new, or a function (fsa/relabel.py)."""
-        from .relabel import relabel
-
-        return relabel(self, states=states, symbols=symbols)
+        return relabel.relabel(self, states=states, symbols=symbols)
 
     def is_isomorphic(self, other: Automaton) -> bool:
         """Whether a state bijection maps this automaton onto ``other`` (symbols matched by name)."""
-        from .relabel import is_isomorphic
-
-        return is_isomorphic(self, other)
+        return relabel.is_isomorphic(self, other)
 
     def to_dfa(self, partial: bool = False) -> Any:
         """An automata-lib DFA with the same names; ``partial=True`` leaves out sink states (fsa/dfa_interop.py)."""
-        from .dfa_interop import to_dfa
-
-        return to_dfa(self, partial=partial)
+        return dfa_interop.to_dfa(self, partial=partial)
 
     @classmethod
     def from_dfa(cls, dfa: Any, name: str | None = None) -> Automaton:
         """From an automata-lib DFA; a partial DFA gains a sink state (fsa/dfa_interop.py)."""
-        from .dfa_interop import from_dfa
-
-        return from_dfa(dfa, name=name)
+        return cls(**dfa_interop.dfa_arguments(dfa, name=name))
 
     def to_dot(self) -> str:
         """Graphviz DOT source (fsa/dot.py)."""
-        from .dot import to_dot
-
-        return to_dot(self)
+        return dot.to_dot(self)
 
     # ------------------------------------------------------------------ predicates
     @cached_property

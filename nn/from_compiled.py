@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -50,7 +51,10 @@ from fsa2rnn.compiler.program import HashReadout, LinearLayer, LinearRNNProgram,
 from fsa2rnn.fsa.errors import ConstructionError
 
 from .layers import SATURATED_LOGIT
-from .model import SequenceModel
+from .pdssm_from_compiled import pdssm_sequence_model
+
+if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
+    from .model import SequenceModel
 
 #: the cross-entropy at the compiled code points is at most this
 CE_BOUND = 1e-9
@@ -59,10 +63,10 @@ MAX_CODES = 20000
 
 
 def sequence_model_from_compiled(
-    model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
+    cls: type[SequenceModel], model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
-    """SequenceModel with the compiled weights (a CompiledModel or a model file; module docstring), in eval mode;
-    ConstructionError where they do not map."""
+    """A ``cls`` (SequenceModel) with the compiled weights (a CompiledModel or a model file; module docstring), in
+    eval mode; ConstructionError where they do not map."""
     if not isinstance(model, CompiledModel):
         model = CompiledModel.load(model)
     p = program_of(model)
@@ -74,13 +78,11 @@ def sequence_model_from_compiled(
             "lookup table, not the upper layer's continuous output"
         )
     if isinstance(p, LinearRNNProgram) and p.layers[0].kind == "gh":
-        return _householder(p, dtype)
+        return _householder(cls, p, dtype)
     if isinstance(p, NFSMProgram):
-        return _nfsm(p, dtype)
+        return _nfsm(cls, p, dtype)
     if isinstance(p, PDSSMProgram):  # nn/pdssm_from_compiled.py
-        from .pdssm_from_compiled import pdssm_sequence_model
-
-        return pdssm_sequence_model(model, dtype)
+        return pdssm_sequence_model(cls, model, dtype)
     raise ConstructionError(
         f"target {p.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"
@@ -88,7 +90,7 @@ def sequence_model_from_compiled(
 
 
 # ---------------------------------------------------------------------------------------------------- Householder
-def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
+def _householder(cls: type[SequenceModel], p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     entry = p.layers[0]
     name, n, t = f"{entry.index}", entry.width, entry.stored
     n_sym = p.n_symbols
@@ -105,7 +107,7 @@ def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     classes = _code_classes(p, code_states)
 
     d_model = n_sym + n
-    net = SequenceModel(
+    net = cls(
         n_sym,
         p.n_states,
         "deltaproduct",
@@ -216,7 +218,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- NFSM
-def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
+def _nfsm(cls: type[SequenceModel], p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
     spec = p.layers[0]
     heads = list(spec.heads)
     emb, weight, bias = spec.embedding, spec.weight, spec.bias
@@ -225,7 +227,7 @@ def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
         raise ConstructionError(f"NFSM layer 0 has {n_sym} keys for {p.n_symbols} symbols")
     width = sum(heads)
     d_model = k_dim + width
-    net = SequenceModel(
+    net = cls(
         n_sym, p.n_states, "nfsm", 1, d_model, layer_args=dict(heads=heads), mlp_ratio=0, norm="none"
     ).to(dtype)
     layer = net.blocks[0].layer

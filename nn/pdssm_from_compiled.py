@@ -18,6 +18,7 @@ and run as index arrays, but do not fit here).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -26,7 +27,8 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.program import PDSSMProgram, program_of
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
-from .model import SequenceModel
+if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
+    from .model import SequenceModel
 
 #: dictionary entries |Σ|·N² the bridge builds
 MAX_DICTIONARY = 1 << 24
@@ -37,8 +39,10 @@ _SCALE = 10.0  # the dictionary's entries: a margin for the column hardmax of th
 _SATURATE = 40.0  # σ(±40) rounds to 1 and 0 in float32 and float64
 
 
-def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
-    """The SequenceModel of a one-layer compiled PD-SSM (module docstring), in eval mode."""
+def pdssm_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """The ``cls`` (SequenceModel) of a one-layer compiled PD-SSM (module docstring), in eval mode."""
     p = program_of(model)
     if not isinstance(p, PDSSMProgram):
         raise ConstructionError(f"not a pdssm model (target {p.target!r})")
@@ -55,7 +59,7 @@ def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float6
         raise ConstructionError("two code points read as one state: no linear classifier separates them")
     d_model = n_sym + n
     n_states = p.n_states
-    net = SequenceModel(
+    net = cls(
         n_sym,
         n_states,
         "pdssm",

@@ -17,6 +17,9 @@ from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
 
+from ...limits import parse_seeds
+from .tables import plot_table, table_markdown
+
 SCALES = ("tiny", "small", "medium", "paper")
 
 
@@ -65,15 +68,11 @@ class Reproduction:
         return []
 
     def markdown(self, table: dict[str, Any]) -> str:
-        """``DIR/table.md`` (and what the command prints): by default the L_max table of runner.table_markdown."""
-        from .runner import table_markdown
-
+        """``DIR/table.md`` (and what the command prints): by default the L_max table of tables.table_markdown."""
         return table_markdown(table)
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
-        """``DIR/plot.png``: by default L_max per task and model (runner.plot_table)."""
-        from .runner import plot_table
-
+        """``DIR/plot.png``: by default L_max per task and model (tables.plot_table)."""
         plot_table(table, path)
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
@@ -97,8 +96,6 @@ class Reproduction:
         if seeds is None:
             chosen_seeds = list(self.seeds)
         else:
-            from ..run import parse_seeds
-
             chosen_seeds = parse_seeds(seeds)
         return chosen_tasks, chosen_models, chosen_arms, chosen_seeds
 

@@ -18,7 +18,7 @@ import statistics
 from typing import Any
 
 from .base import Job, Reproduction
-from .runner import TINY_NOTE
+from .tables import TINY_NOTE
 
 _K = 1024
 _M = 1 << 20

@@ -22,7 +22,7 @@ from typing import Any
 from ...tasks.dlr import DLR_TASKS
 from ..presets import get_preset
 from .base import Job, Reproduction
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 #: the long-Shift row (Table 2) and the models run on it
 LONG_SHIFT = "shift-long"

@@ -19,7 +19,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..presets import get_preset
 from .base import Job, Reproduction
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 PRESET = "grazzi-s5"
 #: the table's variant → fsa2rnn task

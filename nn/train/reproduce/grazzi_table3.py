@@ -27,7 +27,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
 from .base import Job, Reproduction
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
 TASKS = {
