@@ -13,38 +13,48 @@ The metrics (accuracy against length, the range score, L_max on a task, regressi
 :mod:`fsa2rnn.nn.metrics`; the L_max search itself lives in :func:`fsa2rnn.nn.lmax.failing_length`; the
 trained-NFSM exact-table check in :func:`~fsa2rnn.nn.train.trained_exact.nfsm_tables_exact` (all exported here).
 
-Names are loaded on first use, so that importing the arguments (args.py) never imports torch.
+Names are loaded on first use (fsa2rnn.fsa.lazy), so that importing the package never imports torch.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fsa2rnn.fsa.lazy import lazy_getattr
 
-_EXPORTS = {
-    "TrainConfig": "config",
-    "model_config": "config",
-    "train": "trainer",
-    "PRESETS": "presets",
-    "get_preset": "presets",
-    "load_run": "config",
-    "read_run_record": "config",
-    "stream_seed": "runfiles",
-    "evaluate_run": "run_eval",
-    "evaluate_run_model": "run_eval",
-    "accuracy_at_lengths": "fsa2rnn.nn.metrics",
-    "failing_length_of": "fsa2rnn.nn.metrics",
-    "range_accuracy": "fsa2rnn.nn.metrics",
-    "regression_scores": "fsa2rnn.nn.metrics",
-    "nfsm_tables_exact": "trained_exact",
-}
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "TrainConfig": ("config", "TrainConfig"),
+        "load_run": ("config", "load_run"),
+        "model_config": ("config", "model_config"),
+        "read_run_record": ("config", "read_run_record"),
+        "train": ("trainer", "train"),
+        "PRESETS": ("presets", "PRESETS"),
+        "get_preset": ("presets", "get_preset"),
+        "stream_seed": ("runfiles", "stream_seed"),
+        "evaluate_run": ("run_eval", "evaluate_run"),
+        "evaluate_run_model": ("run_eval", "evaluate_run_model"),
+        "nfsm_tables_exact": ("trained_exact", "nfsm_tables_exact"),
+        "accuracy_at_lengths": (".metrics", "accuracy_at_lengths"),
+        "failing_length_of": (".metrics", "failing_length_of"),
+        "range_accuracy": (".metrics", "range_accuracy"),
+        "regression_scores": (".metrics", "regression_scores"),
+    },
+)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        module = _EXPORTS[name]
-        return getattr(importlib.import_module(module if "." in module else f".{module}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = list(_EXPORTS)
+__all__ = [
+    "TrainConfig",
+    "load_run",
+    "model_config",
+    "read_run_record",
+    "train",
+    "PRESETS",
+    "get_preset",
+    "stream_seed",
+    "evaluate_run",
+    "evaluate_run_model",
+    "nfsm_tables_exact",
+    "accuracy_at_lengths",
+    "failing_length_of",
+    "range_accuracy",
+    "regression_scores",
+]
