@@ -18,9 +18,10 @@ An entry whose parts differ (an exact check and a float run) gets both words joi
 and its evidence names each part; ``failed`` whenever a check fails (or raises). Checks are two-sided where the
 claim allows: a construction is shown right *and* its checker is shown to reject a near miss.
 
-Sources: ``grazzi`` — Grazzi et al., *Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues*;
-``brandoit`` — Brandoit et al., *Length-Independent State Tracking Under a Parallel Scan*; ``dlr`` — Gupta, Mehta &
-Berant, *Simplifying and Understanding State Space Models with Diagonal Linear RNNs*.
+This module is the registry; the checks live in grazzi.py, brandoit.py and dlr.py (the package imports them, in
+that order: the table's order). Sources: ``grazzi`` — Grazzi et al., *Unlocking State-Tracking in Linear RNNs Through
+Negative Eigenvalues*; ``brandoit`` — Brandoit et al., *Length-Independent State Tracking Under a Parallel Scan*;
+``dlr`` — Gupta, Mehta & Berant, *Simplifying and Understanding State Space Models with Diagonal Linear RNNs*.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import CheckFailed, FsaError, UnknownTheoremError  # noqa: F401 (re-exported)
+from fsa2rnn.fsa.errors import CheckFailed, UnknownTheoremError
+
+from ..robust import one_thread
 
 KINDS = ("construction", "impossibility", "equivalence", "bound")
 #: the status of a part, by how it was checked
@@ -121,21 +124,14 @@ def require(ok: bool, evidence: str) -> None:
         raise CheckFailed(evidence)
 
 
-def _load() -> None:
-    from . import grazzi, brandoit, dlr  # noqa: F401, I001  (registration order: the table order)
-
-
 def registry() -> dict[str, Theorem]:
-    """Every registered claim, by id, in registration order."""
-    _load()
+    """Every registered claim, by id, in registration order (the package registers the papers' claims on import)."""
     return REGISTRY
 
 
 def run_theorem(entry: Theorem, thorough: bool = False) -> dict[str, Any]:
     """Run one check: ``{id, source, statement, kind, status, seconds, evidence, parts}`` (``parts``: the status
     and evidence of each part; empty when the check failed)."""
-    from fsa2rnn.realize.robust import one_thread
-
     start = time.perf_counter()
     try:
         with one_thread():  # small tensors: several intra-op threads only contend

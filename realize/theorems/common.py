@@ -6,15 +6,20 @@ so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 import torch
 
+from fsa2rnn.compiler import exact_check as ec
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.realize import extract as ex
+from fsa2rnn.realize.verify import verify_model
 
-from . import require
+from .claims import require
 
 
 def near_miss(automaton: Automaton) -> Automaton:
@@ -30,9 +35,6 @@ def near_miss(automaton: Automaton) -> Automaton:
 def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
     """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (an NFSM:
     its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence."""
-    from fsa2rnn.compiler import exact_check as ec
-    from fsa2rnn.realize import extract as ex
-
     name = automaton.name or "the automaton"
     miss = near_miss(automaton)
     if model.target == "nfsm":
@@ -50,8 +52,6 @@ def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
 
 def float_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:
     """A float64 run on ``n_words`` random words of ``length`` (realize/verify.py): every readout right."""
-    from fsa2rnn.realize.verify import verify_model
-
     rep = verify_model(model, automaton, dtype="float64", length=length, n_words=n_words)
     require(bool(rep["ok"]), f"{automaton.name}: verify failed (first failing length {rep['first_failing_length']})")
     return f"{n_words}×{length} float64 readouts right"
@@ -143,8 +143,6 @@ def fit_until(
     """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of ``round_steps``
     until its token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local
     loop, not the trainer): (accuracy, steps, seconds)."""
-    import time
-
     start, steps, acc = time.perf_counter(), 0, 0.0
     while steps < max_steps:
         acc = fit_counting(model, modulus, steps=round_steps, seed=seed + steps, length=length, lr=lr)
@@ -192,7 +190,5 @@ def learned(
     **layer_args: Any,
 ) -> Any:
     """A small SequenceModel of ``n_layers`` ``layer`` blocks (seeded init, float32, no MLP by default)."""
-    from fsa2rnn.nn.model import SequenceModel
-
     torch.manual_seed(seed)
     return SequenceModel(vocab, n_classes, layer, n_layers, d_model, layer_args=layer_args, mlp_ratio=mlp_ratio)

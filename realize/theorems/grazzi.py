@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import torch
 
 from fsa2rnn.compiler import compile_householder, gh
 from fsa2rnn.compiler.program import program_of
 from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.nn import load_model
+from fsa2rnn.nn.layers import build_layer
 
-from . import Part, checked, demonstrated, require, theorem, verified
+from .claims import Part, checked, demonstrated, require, theorem, verified
 from .common import exact_two_sided, fit_until, float_run, layer_eigenvalues, learned, orbit
 
 SRC = "Grazzi et al., Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues"
@@ -17,8 +22,6 @@ SRC = "Grazzi et al., Unlocking State-Tracking in Linear RNNs Through Negative E
 
 def _readout_along(spec: str, symbol: str, length: int, dtype: torch.dtype, **kw) -> tuple[np.ndarray, np.ndarray]:
     """(what a compiled Householder model reads along symbol^length at dtype, the automaton's states)."""
-    from fsa2rnn.nn import load_model
-
     a = resolve_spec(spec)
     m = compile_householder(a, **kw)
     ids = np.full((1, length), a.symbols.index(symbol))
@@ -272,8 +275,6 @@ def prop1_orthogonal(thorough: bool) -> str:
     "construction",
 )
 def prop1_permutation(thorough: bool) -> str:
-    import itertools
-
     rng = np.random.default_rng(3)
     perms = [np.array(p) for n in range(1, 6) for p in itertools.permutations(range(n))]
     small = len(perms)
@@ -335,8 +336,6 @@ def _factor_bound(m, spec: str, must_be_minimal: bool) -> str:
     """Per key of the (one) permutation layer: non-identity factors = points ρ(δ_x) moves − its cycles (the fewest
     swaps), ≤ k − 1 (k: the most points one ρ(δ_x) moves), and the degree n minimal when |G| ∤ (n − 1)! (required
     with ``must_be_minimal``; otherwise reported as not decided)."""
-    import math
-
     layer = program_of(m).layers[0]
     n, fkind, fargs = layer.width, layer.stored["fkind"], layer.stored["fargs"]
     counts = gh.factors_per_row(fkind)
@@ -472,8 +471,6 @@ def thm6(thorough: bool) -> list[Part]:
 def _layer_spectrum(name: str, args: dict, *, d_model: int, n_inputs: int, seed: int) -> np.ndarray:
     """Eigenvalues (complex) of transition(x) of a freshly initialized layer class (float64) over random inputs
     x ~ N(0, 20²) of width d_model: the values its parameterization can take, no training."""
-    from fsa2rnn.nn.layers import build_layer
-
     torch.manual_seed(seed)
     layer = build_layer(name, d_model, **args).double()
     x = torch.randn(n_inputs, d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)) * 20

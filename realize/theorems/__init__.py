@@ -1,0 +1,49 @@
+"""The papers' checkable claims, one entry each with a check that runs in seconds (claims.py: the registry and the
+evidence statuses; grazzi.py, brandoit.py, dlr.py: the checks, registered on import in the table's order)."""
+
+from __future__ import annotations
+
+# isort: off
+from . import grazzi, brandoit, dlr  # noqa: F401  (registered in this order: the table's)
+# isort: on
+from .claims import (
+    KINDS,
+    PART_STATUSES,
+    REGISTRY,
+    STATUSES,
+    CheckFailed,
+    Part,
+    Theorem,
+    UnknownTheoremError,
+    checked,
+    combine,
+    demonstrated,
+    registry,
+    require,
+    run_theorem,
+    run_theorems,
+    select,
+    theorem,
+    verified,
+)
+
+__all__ = [
+    "KINDS",
+    "PART_STATUSES",
+    "REGISTRY",
+    "STATUSES",
+    "CheckFailed",
+    "Part",
+    "Theorem",
+    "UnknownTheoremError",
+    "checked",
+    "combine",
+    "demonstrated",
+    "registry",
+    "require",
+    "run_theorem",
+    "run_theorems",
+    "select",
+    "theorem",
+    "verified",
+]
