@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
+from fsa2rnn.compiler.definite_to_affine import compile_affine
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.library import resolve_spec
 
@@ -47,30 +49,22 @@ def compile_command(
     check_output(output)
     automaton = resolve_spec(spec, max_states=max_states)
     if target == "nfsm":
-        from fsa2rnn.compiler import compile_nfsm
-
         if construction != "auto":
             raise ConstructionError("--construction applies to the householder and diagonal targets (nfsm: --heads)")
         model = compile_nfsm(automaton, heads=heads, layers=layers_opt, margin=margin, initial=initial)
     elif target == "householder":
-        from fsa2rnn.compiler import compile_householder
-
         model = compile_householder(automaton, construction=construction, initial=initial)
     elif target == "affine":  # definite automata only; Theorem 4.1 refuses the rest
-        from fsa2rnn.compiler.definite_to_affine import compile_affine
 
         if construction not in ("auto", "shift_register"):
             raise ConstructionError(f"the affine target has one construction, shift_register (got {construction!r})")
         model = compile_affine(automaton, initial=initial)
     elif target == "pdssm":  # any automaton: P(x) = δ_x as index arrays (compiler/automaton_to_pdssm.py)
-        from fsa2rnn.compiler import compile_pdssm
 
         if construction not in ("auto", "one_hot"):
             raise ConstructionError(f"the pdssm target has one construction, one_hot (got {construction!r})")
         model = compile_pdssm(automaton, initial=initial)
     else:
-        from fsa2rnn.compiler import compile_diagonal
-
         model = compile_diagonal(automaton, construction=construction, initial=initial)
     summary = model.summary
     if not summary.get("verified", False):

@@ -8,6 +8,8 @@ import click
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.cascade import Cascade
+from fsa2rnn.fsa.dot import write_dot
+from fsa2rnn.fsa.group_series import group_cascade
 from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
 from fsa2rnn.fsa.library import resolve_spec
 
@@ -74,8 +76,6 @@ def decompose_command(
         return
     cascade = holonomy_decomposition(a, max_image_set=max_image_set)
     if dot_file is not None:
-        from fsa2rnn.fsa.dot import write_dot
-
         write_dot(cascade.to_dot(), dot_file)
     s = decomposition_summary(cascade)
     if as_json:
@@ -101,12 +101,8 @@ def decompose_command(
 
 def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> None:
     """`decompose --group-series`: the series cascade (each level a factor of a group's series)."""
-    from fsa2rnn.fsa.group_series import group_cascade
-
     cascade = group_cascade(a)
     if dot_file is not None:
-        from fsa2rnn.fsa.dot import write_dot
-
         write_dot(cascade.to_dot(), dot_file)
     s = decomposition_summary(cascade)
     s["series"] = cascade.series_name

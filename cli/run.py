@@ -22,6 +22,9 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
+from fsa2rnn.nn.readout import state_names
+from fsa2rnn.runtime import load_executor
+
 from .words import StateWriter, SymbolCodec, parse_lines
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
@@ -62,8 +65,6 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
             out.write(writer.lines(states[:n_good], lengths[:good]))
             out.flush()
         if bad is not None:
-            from fsa2rnn.nn.readout import state_names
-
             state_names(
                 states[n_good : n_good + lengths[bad]],
                 model.states,
@@ -82,8 +83,6 @@ class _Predictor:
 
 
 def _numpy_predictor(model_path: str) -> _Predictor:
-    from fsa2rnn.runtime import load_executor
-
     executor = load_executor(model_path)
     return _Predictor(executor.compiled, executor.predict_states)
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.dot import to_dot, write_dot
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.library.builtins import CATALOGUE
 
@@ -77,8 +78,6 @@ def show_command(spec: str, as_json: bool, dot_file: str | None, max_states: int
     check_output(dot_file)
     a = resolve_spec(spec, max_states=max_states)
     if dot_file is not None:
-        from fsa2rnn.fsa.dot import to_dot, write_dot
-
         write_dot(to_dot(a), dot_file)
     if as_json:
         echo_json(summary(a))

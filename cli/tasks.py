@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from fsa2rnn.fsa.io import atomic_write_text
+
 from .errors import echo_json
 
 CATALOG = Path(__file__).resolve().parent.parent / "nn" / "task_catalog.json"
@@ -25,7 +27,6 @@ def catalog() -> list[dict[str, Any]]:
 
 def write_catalog() -> None:
     """Write the catalog from ``fsa2rnn.nn.tasks.list_tasks()`` (imports torch)."""
-    from fsa2rnn.fsa.io import atomic_write_text
     from fsa2rnn.nn.tasks import list_tasks
 
     atomic_write_text(CATALOG, json.dumps({"tasks": list_tasks()}, indent=1, ensure_ascii=False) + "\n")

@@ -17,26 +17,23 @@ from __future__ import annotations
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
+from .cascade_to_householder import cascade
+from .cyclic_to_rotation import rotation
+from .group_to_householder import permutation
 from .lrnn_spec import Construction, assemble_construction, resolve_initial
 from .model import CompiledModel
+from .reflections2 import reflections2
 
 CONSTRUCTIONS = ("auto", "permutation", "rotation", "reflections2", "cascade")
 
 
 def _builder(name: str) -> Construction:
     if name == "permutation":
-        from .group_to_householder import permutation
-
         return permutation
     if name == "rotation":
-        from .cyclic_to_rotation import rotation
-
         return rotation
     if name == "reflections2":
-        from .reflections2 import reflections2
-
         return reflections2
-    from .cascade_to_householder import cascade
 
     return cascade
 

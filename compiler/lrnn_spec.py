@@ -19,6 +19,7 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import UnknownStateError
 
 from . import gh
+from .exact.lrnn import exact_check  # imported here: the exact interpreter reads the program of the model
 from .keys import MAX_KEY_SPACE, check_key_space, encode_keys
 from .model import MODEL_FORMAT, CompiledModel, stored_automaton
 from .rounding import root_values
@@ -223,8 +224,6 @@ def assemble(
         header["summary"]["factors_per_step"] = fps
     model = CompiledModel(header, tensors).validate()
     if verify:
-        from .exact.lrnn import exact_check  # imported here: the exact interpreter reads the program of the model
-
         report = exact_check(model, automaton)
         header["summary"]["verified"] = bool(report["ok"])
         if not report["ok"]:

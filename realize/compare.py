@@ -31,14 +31,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.classify import is_aperiodic, is_group
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.monoid import TransitionMonoid
 from fsa2rnn.fsa.relabel import isomorphism
-from fsa2rnn.nn.lmax import DEFAULT_CAP
+from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
+from fsa2rnn.nn.lmax import DEFAULT_CAP, automaton_words, failing_length
+from fsa2rnn.nn.model import SequenceModel
 
 from .extract import DTYPES, extract
 from .moore import MooreMachine, relate, state_machine, task_target
+from .robust import predictor as trajectory_predictor
+from .steppers import stepper_for
 
 #: the constant word x^m whose end gives a deeper layer's input
 STEADY_WORD = 16
@@ -53,8 +62,6 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
     """Rows ``{symbol, layer (1-based), head, eigenvalues}`` for every symbol and every affine layer of a
     SequenceModel (DeltaNet/DeltaProduct: one row per head; Mamba-style and DLR: one row of all D·N diagonal
     entries, head 0). Layers without an input-determined linear transition (NFSM, LSTM, Transformer) give none."""
-    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
-
     k = len(symbols)
     if not has_spectra(model):
         return []
@@ -81,8 +88,6 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
 def has_spectra(model: Any) -> bool:
     """Whether a SequenceModel has a layer with an input-determined linear transition (DeltaNet/DeltaProduct,
     Mamba-style, AUSSM, PD-SSM, DLR)."""
-    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
-
     return any(isinstance(b.layer, (DeltaProduct, SelectiveDiagonal, AUSSM, PDSSM, DLR)) for b in model.blocks)
 
 
@@ -105,8 +110,6 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
-
     program = program_of(compiled)
     if isinstance(program, PDSSMProgram):
         return {program.symbols[x]: pd_spectrum(program.P[x], program.D[x]) for x in range(program.n_symbols)}, None
@@ -230,7 +233,6 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fsa2rnn.fsa.io import atomic_write
 
     symbols = list(dict.fromkeys(r["symbol"] for r in rows))
     if not symbols:
@@ -302,9 +304,6 @@ def _label_counts(ax: Any, pts: np.ndarray, counts: np.ndarray, *, dy: float, co
 
 # ---------------------------------------------------------------------------------------------------- monoids, tables
 def _monoid(a: Automaton) -> dict[str, Any]:
-    from fsa2rnn.fsa.classify import is_aperiodic, is_group
-    from fsa2rnn.fsa.monoid import TransitionMonoid
-
     try:
         m = TransitionMonoid(a, max_elements=MONOID_LIMIT)
         return {"size": m.size, "is_group": is_group(m), "is_aperiodic": is_aperiodic(m), "n_states": a.n_states}
@@ -365,8 +364,6 @@ def nfsm_tables(trained: Any, compiled: Any, symbols: tuple[str, ...]) -> dict[s
 
 
 def _sequence_model(compiled: CompiledModel) -> Any:
-    from fsa2rnn.nn.model import SequenceModel
-
     return SequenceModel.from_compiled(compiled)
 
 
@@ -387,8 +384,6 @@ def l_max_table(
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
     entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
     (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
-    from fsa2rnn.nn.lmax import automaton_words
-
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
     out["trained"] = [_search(make, task.word_source(), dt, start, cap, n_words, seed) for dt in dtypes]
@@ -407,8 +402,6 @@ def l_max_table(
         def predictor(dt: torch.dtype) -> Any:
             return copy.deepcopy(seq).to(dt).predictor(read=read)
     except ConstructionError:  # cascades and diagonal models: the compiled module's recurrent form, state carried
-        from .robust import predictor as trajectory_predictor
-        from .steppers import stepper_for
 
         def predictor(dt: torch.dtype) -> Any:  # an unperturbed trajectory: the fused numpy step where it runs
             return trajectory_predictor(stepper_for(compiled, dt), eta=0.0, perturbation_kind="none")
@@ -418,8 +411,6 @@ def l_max_table(
 
 
 def _search(make: Any, words: Any, dtype: str, start: int, cap: int, n_words: int, seed: int) -> dict[str, Any]:
-    from fsa2rnn.nn.lmax import failing_length
-
     try:
         predict = make(DTYPES[dtype])
         l_max, capped = failing_length(predict, words, start=start, cap=cap, n_words=n_words, seed=seed)
@@ -433,8 +424,6 @@ def default_compiled(layer: str, automaton: Automaton, heads: int = 1) -> tuple[
     """The compiled counterpart of a trained layer family (Householder for DeltaNet/DeltaProduct and the baselines,
     diagonal for Mamba-style, AUSSM and DLR, PD-SSM for PD-SSM, NFSM for NFSM — one head when the trained model
     has one), or (None, why)."""
-    from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
-
     try:
         if layer in ("mamba", "mamba-minus", "aussm", "dlr"):
             return compile_diagonal(automaton), None

@@ -33,13 +33,18 @@ from typing import Any
 
 import numpy as np
 
+from fsa2rnn.compiler.definite_to_affine import check_affine, non_definite_witness
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import definite_degree
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
 from fsa2rnn.fsa.monoid import TransitionMonoid
+from fsa2rnn.fsa.progress import bar
 
-from .robust import check_eta, l_max, run
+from .exact import exact_check
+from .extract import extract_and_compare
+from .robust import check_eta, drift, l_max, plot_drift, run
+from .spectral import theorem41_branch
 from .steppers import Stepper, stepper_for
 
 VERDICTS = ("robust", "not_robust", "refused")
@@ -75,8 +80,6 @@ def trajectory_failing_word(
 
 def _non_definite(automaton: Automaton) -> tuple[bool, int | None, list[int] | None]:
     """(definite, degree, witness): the degree of the reachable part, or a word whose powers never become constant."""
-    from fsa2rnn.compiler.definite_to_affine import non_definite_witness
-
     reach = automaton.reachable()
     k = definite_degree(TransitionMonoid(reach))
     if k is not None:
@@ -125,8 +128,6 @@ def _describe_sim(sim: dict[str, Any] | None) -> str:
 
 # ---------------------------------------------------------------------------------------------------- per target
 def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
-    from .extract import extract_and_compare
-
     stepper = stepper_for(model, dtype)
     star = stepper.radius
     ext = extract_and_compare(model, automaton, dtype=dtype)
@@ -173,9 +174,6 @@ def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, si
 def _linear_rnn(
     model: CompiledModel, automaton: Automaton, eta: float, dtype: str, mode: str, simulate: bool, cap: int, seed: int
 ):
-    from .exact import exact_check
-    from .spectral import theorem41_branch
-
     ex = exact_check(model, automaton)
     if not ex["ok"]:
         return _verdict(eta, "not_robust", "Theorem 3.1 (R1, R3)", f"the exact check fails: {ex['failure']}", None)
@@ -252,8 +250,6 @@ def _linear_rnn(
 
 
 def _affine(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
-    from fsa2rnn.compiler.definite_to_affine import check_affine
-
     definite, k, nd_witness = _non_definite(automaton)
     if not definite:
         return _refused(eta, automaton, nd_witness, "the model is a shift register (ρ = 0)")
@@ -396,10 +392,6 @@ def robust_report(
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
     on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
     of the drift against t (random words and the witness word). ``engine``: realize/robust.py's ``ENGINES``."""
-    from fsa2rnn.fsa.progress import bar
-
-    from .robust import drift, plot_drift
-
     eta = check_eta(eta)
     if cap < LMAX_START:
         raise SpecError(f"the cap {cap} is below the start length {LMAX_START}")

@@ -36,6 +36,10 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout, check_radix_limit, mixed_radix
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
+from fsa2rnn.nn import load_model
+from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn.nfsm_model import NFSMModel
+from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
 
 from .moore import UNOBSERVED, MooreMachine
 from .probe import SequenceProbe, compiled_probe, predict_words
@@ -68,9 +72,6 @@ def dtype_name(dtype: str | torch.dtype) -> str:
 
 def as_nfsm_module(model: Any) -> Any:
     """An NFSMModel from a module, a CompiledModel or a model file path."""
-    from fsa2rnn.nn import load_model
-    from fsa2rnn.nn.nfsm_model import NFSMModel
-
     if isinstance(model, NFSMModel):
         return model
     if isinstance(model, (CompiledModel, str, Path)):
@@ -242,8 +243,6 @@ def extract(
     CompiledModel, a model file or a module of nn.load_model; names from its header). ``length`` is the length of
     the sampled and held-out words (the training length); the sample's sizes and ``seed`` as in
     realize/sample_extract.py."""
-    from fsa2rnn.nn.model import SequenceModel
-
     if length < 1 or words < 1:
         raise SpecError(f"extraction needs a length and a number of words ≥ 1, got {length} and {words}")
     if isinstance(model, SequenceModel):
@@ -269,7 +268,6 @@ def extract(
         module = _as_module(model)
         h = module.compiled.header
         symbols, classes = tuple(h["symbols"]), tuple(h["states"])
-        from fsa2rnn.nn.nfsm_model import NFSMModel
 
         if isinstance(module, NFSMModel):
             method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
@@ -289,8 +287,6 @@ def extract(
 
 
 def _as_module(model: Any) -> Any:
-    from fsa2rnn.nn import load_model
-
     if isinstance(model, (CompiledModel, str, Path)):
         return load_model(model)
     if hasattr(model, "compiled") and hasattr(model, "predict_states"):
@@ -391,8 +387,6 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
 def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
     """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring),
     labelled through nn/table_predict.py: one forward per pair, in batches (else on each pair's shortest word)."""
-    from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
-
     k = len(symbols)
     tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     heads = np.arange(tables.shape[1])

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
+from fsa2rnn.nn.compiled import AffineModel, LinearRNNModel, run_options
 
 
 class Probe:
@@ -191,8 +192,6 @@ class WordsProbe(Probe):
 def compiled_probe(module: Any) -> WordsProbe:
     """A :class:`WordsProbe` of a compiled runtime module (linear RNN or affine), its hidden states as features;
     linear RNNs run their chunked (parallel) scans."""
-    from fsa2rnn.nn.compiled import AffineModel, LinearRNNModel, run_options
-
     lrnn = isinstance(module, LinearRNNModel)
     options = run_options(module)  # the scan policy of `run` (the chunked scans): no loop over positions
 

@@ -37,6 +37,7 @@ import torch
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
+from fsa2rnn.fsa.io import atomic_write
 from fsa2rnn.fsa.progress import counting
 from fsa2rnn.nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
@@ -303,7 +304,6 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
-    from fsa2rnn.fsa.io import atomic_write
 
     try:  # the format is the path's extension (png, pdf, svg)
         atomic_write(path, lambda p: fig.savefig(p, format=path.suffix.lstrip(".").lower() or "png", dpi=110))

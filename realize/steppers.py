@@ -34,6 +34,7 @@ for bit):
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ import torch
 from fsa2rnn.compiler.inputs import check_symbol_ids
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
+from fsa2rnn.nn import load_model
 
 from .extract import as_dtype
 
@@ -390,10 +392,6 @@ class PDSSMStepper(Stepper):
 def stepper_for(model: CompiledModel | Any, dtype: str | torch.dtype = "float64", mode: str = "fused") -> Stepper:
     """The stepper of a compiled model (a CompiledModel, a model file path or the module ``load_model`` built) at
     ``dtype``; ``mode`` (householder only): apply A(x) as its fused product or factor by factor."""
-    import copy
-
-    from fsa2rnn.nn import load_model
-
     net = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else load_model(model)
     tdt = as_dtype(dtype)
     target = net.compiled.target

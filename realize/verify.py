@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm, realized_automaton
+from fsa2rnn.compiler.definite_to_affine import check_affine
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
+
+from .exact import exact_check, explore
 
 #: most symbols (words × length) verify_model runs through the float model
 MAX_SYMBOLS = 2 * 10**7
@@ -38,10 +42,8 @@ def automaton_from_model(model: CompiledModel) -> Automaton:
 
         return extracted_automaton(model)
     if model.target == "pdssm":  # the one-hot code points explored exactly
-        from fsa2rnn.compiler.automaton_to_pdssm import realized_automaton
 
         return realized_automaton(model)
-    from .exact import explore
 
     res = explore(model)
     if not res["ok"]:
@@ -110,19 +112,15 @@ def verify_model(
         "automaton": "from --spec" if given else "stored in the model file",
     }
     if model.target in ("householder", "diagonal"):
-        from .exact import exact_check
-
         ex = exact_check(model, automaton)
         report["exact"] = {k: v for k, v in ex.items()}
         exact_ok = bool(ex["ok"])
     elif model.target == "affine":  # the shift register's window check, in integer arithmetic
-        from fsa2rnn.compiler.definite_to_affine import check_affine
 
         ex = check_affine(model, automaton)
         report["exact"] = dict(ex)
         exact_ok = bool(ex["ok"])
     elif model.target == "pdssm":  # the one-hot code points' induction step, in integer arithmetic
-        from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
 
         ex = check_pdssm(model, automaton)
         report["exact"] = dict(ex)

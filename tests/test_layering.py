@@ -110,14 +110,40 @@ def _imports(root: Path, path: Path) -> list[tuple[str, list[str], bool, int]]:
     return out
 
 
-def _tree(root: Path) -> dict[str, tuple[Path, list[tuple[str, list[str], bool, int]]]]:
-    """module name → (its file relative to root, its imports) for every module of the layered folders."""
-    out = {}
+def _lazy_names(path: Path) -> dict[str, str]:
+    """The lazy attributes of a package (``__getattr__ = lazy_getattr(__name__, {name: (module, attr)})``, the one
+    mechanism, fsa/lazy.py): name → module, relative to the package as lazy_getattr reads it."""
+    out: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) == "lazy_getattr"
+            and len(node.value.args) == 2
+        ):
+            table = ast.literal_eval(node.value.args[1])
+            out.update({name: module for name, (module, _) in table.items()})
+    return out
+
+
+def _tree(root: Path) -> dict[str, tuple[Path, list[tuple[str, list[str], bool, int, list[str]]]]]:
+    """module name → (its file relative to root, its imports) for every module of the layered folders; each import
+    as in :func:`_imports` and the modules it loads: the one named, and for a name of a package's lazy table the
+    module that holds it."""
+    out, lazy = {}, {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         if rel.parts[0] in FOLDERS:
-            out[_module_name(root, path)] = (rel, _imports(root, path))
-    return out
+            here = _module_name(root, path)
+            out[here] = (rel, _imports(root, path))
+            if path.name == "__init__.py":
+                lazy[here] = {n: f"{here}.{m}" if not m.startswith(".") else f"{here.rsplit('.', 1)[0]}{m}"
+                              for n, m in _lazy_names(path).items()}  # fmt: skip
+    return {
+        here: (rel, [(m, names, level, line, [m] + [lazy[m][n] for n in names if n in lazy.get(m, {})])
+                     for m, names, level, line in imports])  # fmt: skip
+        for here, (rel, imports) in out.items()
+    }
 
 
 def _resolve(module: str, modules: dict) -> str:
@@ -134,7 +160,7 @@ def _loads(modules: dict) -> dict[str, set[str]]:
     for here, (_, imports) in modules.items():
         parts = here.split(".")
         deps = {".".join(parts[:i]) for i in range(2, len(parts))}
-        deps |= {_resolve(m, modules) for m, _, level, _ in imports if level}
+        deps |= {_resolve(t, modules) for _, _, level, _, targets in imports if level for t in targets}
         direct[here] = deps
     out: dict[str, set[str]] = {}
     for start in modules:
@@ -160,15 +186,15 @@ def layering_violations(root: Path) -> list[str]:
     for here, (rel, imports) in modules.items():
         folder = _folder(here)
         entry_point = here.endswith(".__main__")
-        for module, names, module_level, line in imports:
+        for module, names, module_level, line, targets in imports:
             where = f"{rel}:{line}"
             lib = module.split(".")[0]
             if lib in ("torch", "triton") and folder not in TORCH_FOLDERS:
                 bad.append(f"{where}: {folder} imports {module}")
             target = _folder(module)
             if not module_level:
-                defers = lib in DEFERRED or (target is not None and loads.get(_resolve(module, modules), set())
-                                             - loads[here])  # fmt: skip
+                loaded = set().union(*(loads.get(_resolve(t, modules), set()) for t in targets))
+                defers = lib in DEFERRED or (target is not None and loaded - loads[here])
                 if not defers and (str(rel), module) not in LAZY:
                     bad.append(f"{where}: {module} imported inside a function (it defers no slow or optional "
                                "library; import it at the top, or name it in LAZY with the reason)")  # fmt: skip
@@ -183,7 +209,7 @@ def layering_violations(root: Path) -> list[str]:
                 private += [p for p in module.split(".") if p.startswith("_") and not p.startswith("__")]
                 if private:
                     bad.append(f"{where}: {folder} imports private {', '.join(private)} of {module}")
-            graph.setdefault(here, set()).add(_resolve(module, modules))
+            graph.setdefault(here, set()).update(_resolve(t, modules) for t in targets)
     for cycle in _cycles(graph):
         if frozenset(cycle) not in ALLOWED_CYCLES:
             bad.append(f"import cycle: {' → '.join(sorted(cycle))}")
