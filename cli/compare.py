@@ -15,8 +15,9 @@ from fsa2rnn.nn.train.runfiles import check_run_dir
 from fsa2rnn.realize.moore import spec_target
 
 from .errors import echo_json
+from .limit_options import cap_option, limited, samples_option, seed_option
 from .lstar_options import lstar_options, run_lstar
-from .options import cap_option, check_plot, limited, max_states_option, quiet_option, samples_option, seed_option
+from .options import check_plot, max_states_option, quiet_option
 
 
 @click.command("compare")

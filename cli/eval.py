@@ -10,7 +10,8 @@ from fsa2rnn.nn.lmax import DEFAULT_CAP
 from fsa2rnn.nn.train.runfiles import check_run_dir
 
 from .errors import echo_json
-from .options import limited, quiet_option, samples_option
+from .limit_options import limited, samples_option
+from .options import quiet_option
 
 
 @click.command("eval")

@@ -10,7 +10,7 @@ import click
 from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS, Limits, compare_lstar, lstar_lines
 
 from .errors import echo_json
-from .options import checked
+from .limit_options import checked
 
 #: --method values: the white-box extraction (realize/extract.py) or AALpy's learners
 METHODS = ("whitebox", "lstar", "kv")

@@ -8,7 +8,7 @@ network, started without importing torch); ``--engine torch`` and the other dtyp
 fsa2rnn.nn under the scan policy ``RUN_SCAN`` of nn/compiled (the chunked scans of nn/ops/lrnn_scan), which
 ``verify`` measures and reports.
 Every input line gives exactly one output line (an empty line gives ``[]``); a state outside the model's readout
-is an error (nn/readout.py), never a ``null``.
+is an error (cli/readout.py), never a ``null``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
-from fsa2rnn.nn.readout import state_names
 from fsa2rnn.runtime import load_executor
 
+from .readout import state_names
 from .words import StateWriter, SymbolCodec, parse_lines
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")

@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from fsa2rnn.nn.limits import LIMITS, limit_help
 from fsa2rnn.nn.lmax import DEFAULT_CAP
 
-from .options import checked
+from .limit_options import checked
 
 MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp", "nfsm",
           "lstm", "transformer", "attention")  # fmt: skip

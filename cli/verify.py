@@ -15,7 +15,8 @@ from fsa2rnn.nn.train.runfiles import check_run_dir
 from fsa2rnn.realize.verify import verify_model
 
 from .errors import echo_json, echo_report
-from .options import cap_option, check_plot, limited, max_states_option, quiet_option, seed_option
+from .limit_options import cap_option, limited, seed_option
+from .options import check_plot, max_states_option, quiet_option
 from .run import DTYPES
 
 #: the first length the L_max search of `verify --eta --lmax` tries (fsa2rnn.realize.conditions.LMAX_START)

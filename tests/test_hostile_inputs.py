@@ -282,10 +282,10 @@ OWN_LIMITS = {"max_states"}
 
 @pytest.mark.parametrize("command", ["train", "eval", "compare", "verify", "theorems", "tasks", "run", "reproduce"])
 def test_every_numeric_option_has_a_row_in_the_limits_table(command):
-    """A new numeric option of these commands must be declared with ``type=checked(name)`` (fsa2rnn.cli.options)."""
+    """A new numeric option of these commands must be declared with ``type=checked(name)`` (cli/limit_options.py)."""
     import click
 
-    from fsa2rnn.cli.options import Checked
+    from fsa2rnn.cli.limit_options import Checked
 
     cmd = main.get_command(click.Context(main), command)
     plain = [
