@@ -6,7 +6,9 @@ so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,8 @@ from fsa2rnn.compiler import exact_check as ec
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn.train.config import TrainConfig, load_run
+from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize import extract as ex
 from fsa2rnn.realize.verify import verify_model
 
@@ -109,47 +113,43 @@ def orbit(model: Any, symbol: int, *, chunk: int, budget: int) -> dict[str, Any]
         model.train(was)
 
 
-def fit_counting(model: Any, modulus: int, *, steps: int, seed: int, length: int = 8, lr: float = 3e-3) -> float:
-    """Train ``model`` a few steps on counting the 1s of random 0/1 words modulo ``modulus`` (parity for 2);
-    returns the token accuracy on fresh words of the same length."""
-    g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        x = torch.randint(0, 2, (32, length), generator=g)
-        loss = torch.nn.functional.cross_entropy(
-            model(x).reshape(-1, model.config.n_classes), (x.cumsum(1) % modulus).reshape(-1)
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        x = torch.randint(0, 2, (256, length), generator=g)
-        return float((model(x).argmax(-1) == x.cumsum(1) % modulus).float().mean())
+def counter(modulus: int) -> Automaton:
+    """The number of 1s read so far modulo ``modulus``, on words of 0s and 1s (parity for 2)."""
+    step = np.arange(modulus)
+    return Automaton(np.stack([step, np.roll(step, -1)]), states=[str(v) for v in step], symbols=["0", "1"],
+                     initial=0, name=f"count1 mod {modulus}")  # fmt: skip
 
 
 def fit_until(
-    model: Any,
+    layer: str,
     modulus: int,
     *,
-    target: float,
     max_steps: int,
     seed: int,
     length: int = 8,
     lr: float = 1e-2,
     round_steps: int = 100,
-) -> tuple[float, int, float]:
-    """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of ``round_steps``
-    until its token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local
-    loop, not the trainer): (accuracy, steps, seconds)."""
-    start, steps, acc = time.perf_counter(), 0, 0.0
-    while steps < max_steps:
-        acc = fit_counting(model, modulus, steps=round_steps, seed=seed + steps, length=length, lr=lr)
-        steps += round_steps
-        if acc >= target:
-            break
-    return acc, steps, time.perf_counter() - start
+    **flags: Any,
+) -> tuple[SequenceModel, float, int, float]:
+    """A ``layer`` model trained by fsa2rnn's trainer (``fsa2rnn train``'s settings ``flags``: ``layers``,
+    ``d_model``, ``eig``, …) on counting 1s modulo ``modulus`` on words of ``length``, validated every
+    ``round_steps`` steps and stopped once a validation reads every word right, or after ``max_steps``; then its
+    token accuracy on 256 fresh words of that length: (model, accuracy, steps, seconds). The run lives in a
+    temporary directory."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "count.json"
+        counter(modulus).save(spec)
+        cfg = TrainConfig(task=str(spec), model=layer, train_length=f"{length}..{length}", steps=max_steps, batch=32,
+                          lr=lr, seed=seed, val_every=round_steps, early_stop=1, checkpoint_every=max_steps,
+                          eval_lengths=[length], samples=16, lmax=False, progress=False, **flags)  # fmt: skip
+        result = train(cfg, Path(tmp) / "run")
+        model, _, _ = load_run(Path(tmp) / "run")
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        x = torch.randint(0, 2, (256, length), generator=g)
+        acc = float((model(x).argmax(-1) == x.cumsum(1) % modulus).float().mean())
+    return model, acc, int(result["steps"]), time.perf_counter() - start
 
 
 @torch.no_grad()

@@ -75,12 +75,13 @@ def thm1(thorough: bool) -> list[Part]:
     models["mamba[0,1] 2 layers random"] = learned("mamba", seed=3, n_layers=2, **mamba)
     models["deltanet[0,1] 1 layer random"] = learned("deltanet", seed=0, **delta)
     fits = []
-    for layer, args in [("mamba", mamba)] + ([("deltanet", delta)] if thorough else []):
-        fitted = learned(layer, seed=1, n_layers=2, mlp_ratio=2, d_model=8, **args)
-        acc, steps, secs = fit_until(
-            fitted, 2, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+    flags = {"mamba": {"eig": "0,1", "state_size": 4}, "deltanet": {"eig": "0,1", "heads": 1, "head_dim": 4}}
+    for layer in ["mamba"] + (["deltanet"] if thorough else []):
+        fitted, acc, steps, secs = fit_until(
+            layer, 2, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25, layers=2,
+            mlp_ratio=2.0, d_model=8, **flags[layer]
         )
-        require(acc >= 0.99, f"{layer}[0,1] 2 layers: the local fit reached only {acc:.3f} on parity ≤ 6")
+        require(acc >= 0.99, f"{layer}[0,1] 2 layers: training reached only {acc:.3f} on parity ≤ 6")
         name = (
             f"{layer}[0,1] 2 layers fitted to parity of words of length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"
         )
@@ -125,11 +126,11 @@ def thm2(thorough: bool) -> list[Part]:
         "mamba[0,1] 1 layer random": (learned("mamba", seed=2, n_classes=3, **pos), 1),
         "mamba[-1,1] 2 layers random": (learned("mamba", seed=4, n_classes=3, n_layers=2, **neg), 2),
     }
-    fitted = learned("mamba", seed=1, n_classes=3, n_layers=2, mlp_ratio=2, d_model=8, **neg)
-    acc, steps, secs = fit_until(
-        fitted, 3, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+    fitted, acc, steps, secs = fit_until(
+        "mamba", 3, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25, layers=2,
+        mlp_ratio=2.0, d_model=8, eig="-1,1", state_size=4
     )
-    require(acc >= 0.99, f"mamba[-1,1] 2 layers: the local fit reached only {acc:.3f} on counting mod 3 ≤ 6")
+    require(acc >= 0.99, f"mamba[-1,1] 2 layers: training reached only {acc:.3f} on counting mod 3 ≤ 6")
     models[f"mamba[-1,1] 2 layers fitted to counting mod 3, length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"] = (
         fitted,
         2,
