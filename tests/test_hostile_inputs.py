@@ -90,12 +90,13 @@ def test_task_list_needs_no_torch_and_is_current():
     from fsa2rnn.cli.tasks import catalog
     from fsa2rnn.nn.tasks import list_tasks
 
-    assert catalog() == json.loads(json.dumps(list_tasks())), "run `python -m fsa2rnn.cli.tasks`"
+    assert catalog() == json.loads(json.dumps(list_tasks(builtin=True))), "run `python -m fsa2rnn.cli.tasks`"
     code = ("import sys; sys.modules['torch'] = None\nfrom click.testing import CliRunner\n"
             "from fsa2rnn.cli.main import main\nr = CliRunner().invoke(main, ['tasks', '--json'])\n"
             "print(r.exit_code, len(__import__('json').loads(r.output)['tasks']))")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.stdout.split() == ["0", str(len(list_tasks()))], res.stderr
+    # fsa2rnn's own tasks without torch; the test plug-in's task needs torch, so it is one error line on stderr
+    assert res.stdout.split() == ["0", str(len(list_tasks(builtin=True)))], res.stderr
 
 
 # ---------------------------------------------------------------------------------------------------- short messages
