@@ -37,8 +37,8 @@ from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import is_aperiodic, is_group
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
-from fsa2rnn.fsa.io import atomic_write
 from fsa2rnn.fsa.monoid import TransitionMonoid
+from fsa2rnn.fsa.plotting import pyplot, save_figure
 from fsa2rnn.fsa.relabel import isomorphism
 from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
 from fsa2rnn.nn.lmax import DEFAULT_CAP, automaton_words, failing_length
@@ -228,10 +228,7 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     and the trained ones (small filled dots on top, one colour per layer), an eigenvalue repeated k times labelled
     ×k, axes Re and Im, each panel titled with its padded distance; written atomically in the format of the path's
     extension (png, pdf, svg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
 
     symbols = list(dict.fromkeys(r["symbol"] for r in rows))
@@ -280,11 +277,7 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    try:
-        atomic_write(path, lambda p: fig.savefig(p, format=fmt, dpi=110))
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _multiset(points: list[list[float]], tol: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:

@@ -37,7 +37,7 @@ import torch
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
-from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.plotting import pyplot, save_figure
 from fsa2rnn.fsa.progress import counting
 from fsa2rnn.nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
@@ -274,10 +274,7 @@ def drift(
 def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *, title: str = "") -> Path:
     """Draw drift curves (label, :func:`drift` result) on log–log axes with each cell inradius as a dashed line;
     writes a PNG (matplotlib, Agg backend) and returns its path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     radii = set()
@@ -305,10 +302,7 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
     fig.tight_layout()
     path = Path(path)
 
-    try:  # the format is the path's extension (png, pdf, svg)
-        atomic_write(path, lambda p: fig.savefig(p, format=path.suffix.lstrip(".").lower() or "png", dpi=110))
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)  # the format is the path's extension (png, pdf, svg)
     return path
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.plotting import pyplot
 
 from ..presets import get_preset
 from .base import Job, Reproduction
@@ -164,10 +165,7 @@ class GrazziS5(Reproduction):
     def plot(self, table: dict[str, Any], path: Path) -> None:
         """Sequence accuracy against length, one panel per variant (Fig. 4): every seed (thin), the best (bold),
         the training length dashed."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.plotting import pyplot
 
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
@@ -251,10 +252,7 @@ class GrazziTable3(Reproduction):
     def plot(self, table: dict[str, Any], path: Path) -> None:
         """Scaled accuracy per model and eigenvalue range, one panel per task: every seed at the chosen rate (dots;
         other rates faint), our best (bar), the paper's best (black tick) and median (grey tick)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = [(m, a) for m in MODELS for a in ARMS if any((c["model"], c["arm"]) == (m, a) for c in table["cells"])]
