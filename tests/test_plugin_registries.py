@@ -53,7 +53,8 @@ def test_the_toy_task_trains_and_evaluates_through_the_cli(tmp_path):
     evaluated = json.loads(res.stdout)
     assert evaluated["lengths"] == [8, 16] and evaluated["token_accuracy"] == trained["eval"]["token_accuracy"]
     listed = json.loads(CliRunner().invoke(main, ["tasks", "--json"]).stdout)["tasks"]
-    assert listed[-1]["name"] == "toy-count3" and listed[-1]["n_classes"] == 3
+    toy = [r for r in listed if r["name"] == "toy-count3"]
+    assert toy and toy[0]["n_classes"] == 3 and listed.index(toy[0]) > [r["name"] for r in listed].index("grazzi:A5")
 
 
 def test_register_calls_add_entries_and_refuse_a_taken_name():
