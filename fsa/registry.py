@@ -157,7 +157,8 @@ class Registry(Generic[T]):
         return len(self.names())
 
     def names(self) -> list[str]:
-        """Every registered name, built-ins first (in their declaration order), then plug-ins and ``register()``."""
+        """Every registered name: built-ins first (in the order of the installed entry points, which setuptools writes
+        sorted by name), then plug-ins and ``register()``."""
         with self._lock:
             self._discover()
             return list(self._entries)
