@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -37,6 +38,26 @@ def test_the_builtins_are_the_entry_points_of_pyproject():
             registry.get(name)  # every built-in loads and passes its registry's check
     assert set(TASKS.names()) >= {"grazzi", "brandoit", "dlr"} and isinstance(TASKS.get("grazzi"), TaskFamily)
     assert get_task("brandoit:FF").name == "brandoit:FF" and get_task("dlr:shift").kind == "regression"
+
+
+_WITHOUT_TORCH = """
+import sys
+sys.modules["torch"] = None  # any import of torch now raises ImportError
+from click.testing import CliRunner
+from fsa2rnn.cli.main import main
+from fsa2rnn.nn.layers import LAYERS
+from fsa2rnn.nn.tasks import TASKS
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS
+res = CliRunner().invoke(main, ["train", "--help"])
+print(res.exit_code, "deltanet" in res.stdout, len(LAYERS.names()), len(TASKS.names()), len(REPRODUCTIONS.names()))
+"""
+
+
+def test_the_registries_and_train_help_need_no_torch():
+    res = subprocess.run([sys.executable, "-c", _WITHOUT_TORCH], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    installed = [len([n for n in r.names() if r.origin(n) != "register()"]) for r in (LAYERS, TASKS, REPRODUCTIONS)]
+    assert res.stdout.split() == ["0", "True", *map(str, installed)]
 
 
 def test_the_toy_task_trains_and_evaluates_through_the_cli(tmp_path):
