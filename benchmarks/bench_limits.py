@@ -70,7 +70,7 @@ def run_measured(args: list[str], timeout: float = HANG_TIMEOUT) -> tuple[int, s
 def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         write_specs(Path(d))
-        ok = report(CASES, Path(d), run_measured, target_seconds=TARGET_SECONDS, width=36)
+        ok = report(CASES, Path(d), lambda case: run_measured(list(case.args)), target_seconds=TARGET_SECONDS, width=36)
     return 0 if ok else 1
 
 

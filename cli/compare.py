@@ -124,10 +124,15 @@ def print_report(r: dict[str, Any]) -> None:
     click.echo(f"  agreement with the model on {ag['words']} held-out words: " + "; ".join(parts))
     what = "" if ex["labels_compared"] else " (structure only: the target's states are not the model's classes)"
     name = tg["name"] or "spec"
-    click.echo(f"  relation to the target ({name}, {tg['minimal_states']} states): {ex['relation']}{what}")
+    at = ex["checked_at"]
+    click.echo(f"  relation to the target ({name}, {tg['minimal_states']} states): {ex['relation']}{what}; the "
+               f"model agrees with this machine on {at['sequence_agreement']:.1%} of words of length {at['length']} "
+               f"({at['times_training_length']}× the training length)")  # fmt: skip
     w = ex.get("witness")
     if w:
         click.echo(f"  witness: {w['statement']} (checked by running both: {w.get('checked')})")
+    if at.get("warning"):
+        click.echo(f"warning: {at['warning']}")
     if r.get("compiled"):
         c = r["compiled"]
         click.echo(f"compiled: {c['target']} ({c['construction']}, {c['layers']} layer(s))")

@@ -7,11 +7,13 @@ import click
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 from fsa2rnn.compiler.definite_to_affine import compile_affine
+from fsa2rnn.compiler.model import check_header_size
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.realize.verify import NN_EXTRA, optional_torch
 
 from .errors import echo_json, echo_report
-from .options import check_output, max_states_option
+from .options import MODEL_FORMATS, check_output, delivered, max_states_option
 
 TARGETS = ("householder", "nfsm", "diagonal", "affine", "pdssm")
 
@@ -46,8 +48,9 @@ def compile_command(
     max_states: int,
 ) -> None:
     """Compile SPEC into exact weights for TARGET and write MODEL (safetensors with a JSON header)."""
-    check_output(output)
+    check_output(output, "--output", MODEL_FORMATS, inputs=(spec,))
     automaton = resolve_spec(spec, max_states=max_states)
+    check_header_size(automaton)
     if target == "nfsm":
         if construction != "auto":
             raise ConstructionError("--construction applies to the householder and diagonal targets (nfsm: --heads)")
@@ -73,20 +76,23 @@ def compile_command(
             f"the compiled model failed its exact check{': ' + why if why else ''}; nothing written"
         )
     if target == "nfsm":
-        from fsa2rnn.realize.certificate import certificate_summary
+        if optional_torch() is None:  # the base install: the float certificate runs the torch module
+            summary["skipped"] = f"the float certificate (it runs the torch module: {NN_EXTRA})"
+        else:
+            from fsa2rnn.realize.certificate import certificate_summary
 
-        summary["certificate"] = certificate_summary(model)
+            summary["certificate"] = certificate_summary(model)
     if target == "affine":
         from fsa2rnn.realize.conditions import check_conditions
 
         radius = check_conditions(model, 0.0, simulate=False)["radius"]
         summary["robust"] = f"certified robust for every η < {radius:.6g} (Theorems 3.2 and 4.1 (ii))"
-    model.save(output)
     summary["output"] = output
-    if as_json:
-        echo_json(summary)
-        return
-    certificate = summary.pop("certificate", {})
-    echo_report(summary)
-    for dtype, cert in certificate.items():
-        click.echo(f"certificate {dtype}: {cert['statement']}")
+    with delivered(output, model.writer()):  # the file appears once the summary is printed
+        if as_json:
+            echo_json(summary)
+            return
+        certificate = summary.pop("certificate", {})
+        echo_report(summary)
+        for dtype, cert in certificate.items():
+            click.echo(f"certificate {dtype}: {cert['statement']}")

@@ -4,14 +4,17 @@ and plots. The numeric options checked by their stated limits are cli/limit_opti
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
 
 from fsa2rnn.fsa.determinize import MAX_DFA_STATES
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import output_target
+from fsa2rnn.fsa.errors import OutputFileError, SpecError
+from fsa2rnn.fsa.io import output_target, staged_write
 from fsa2rnn.fsa.progress import set_quiet
 
 
@@ -26,10 +29,50 @@ def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
-def check_output(path: str | None) -> None:
-    """Refuse a bad output path (empty, not a regular file, missing or unwritable directory) before any work."""
-    if path is not None:
-        output_target(path)
+#: the extensions of a Graphviz output (``--dot``): DOT source, or a picture that Graphviz's ``dot`` renders
+DOT_FORMATS = ("dot", "gv", "svg", "png", "pdf")
+#: the extension of a model file (``compile -o``)
+MODEL_FORMATS = ("safetensors",)
+
+
+def check_output(
+    path: str | None, option: str = "--output", formats: tuple[str, ...] = (), inputs: tuple[str | None, ...] = ()
+) -> None:
+    """Refuse a bad output path before any work: empty, not a regular file, in a missing or unwritable directory,
+    an extension outside ``formats`` (when given), or the same file as one of ``inputs`` (writing it would destroy
+    what the command reads)."""
+    if path is None:
+        return
+    target = output_target(path)
+    if formats and _extension(path) not in formats:
+        raise SpecError(f"{option} {path!r}: the extension chooses the format; use "
+                        f"{'one of ' if len(formats) > 1 else ''}{', '.join('.' + f for f in formats)}")  # fmt: skip
+    for source in inputs:
+        if source is not None and same_file(target, source):
+            raise OutputFileError(f"{option} {path!r} is the input {source!r}: writing it would destroy it; choose "
+                                  "another path")  # fmt: skip
+
+
+@contextmanager
+def delivered(path: str | None, write: Callable[[Path], None] | None = None) -> Iterator[None]:
+    """The output file ``path`` (written by ``write`` to a temporary file first) appears only after the block —
+    which prints the command's report — has run and stdout has been flushed; when printing fails (a full disk, a
+    closed pipe), the file is not written and the OSError reaches the CLI's handler (one line, exit 1)."""
+    if path is None or write is None:
+        yield
+        sys.stdout.flush()
+        return
+    with staged_write(path, write):
+        yield
+        sys.stdout.flush()
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (links followed; a path that does not exist is no file)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -52,14 +95,14 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 PLOT_FORMATS = ("png", "pdf", "svg")
 
 
-def check_plot(path: str | None, option: str = "--plot") -> str | None:
+def check_plot(path: str | None, option: str = "--plot", inputs: tuple[str | None, ...] = ()) -> str | None:
     """The format of a plot path (its extension), refused before work when matplotlib cannot write it; the path
-    is checked writable (:func:`check_output`)."""
+    is checked writable and not one of ``inputs`` (:func:`check_output`)."""
     if path is None:
         return None
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
-    if ext not in PLOT_FORMATS:
-        raise SpecError(f"{option} {path!r}: the extension chooses the format; use one of "
-                        f"{', '.join('.' + f for f in PLOT_FORMATS)}")  # fmt: skip
-    check_output(path)
-    return ext
+    check_output(path, option, PLOT_FORMATS, inputs)
+    return _extension(path)
+
+
+def _extension(path: str) -> str:
+    return os.path.splitext(path)[1].lower().lstrip(".")

@@ -33,6 +33,8 @@ the declared shape; a malformed file raises ModelFileError.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,13 +44,19 @@ from safetensors.numpy import load as load_arrays
 from safetensors.numpy import save_file
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, ModelFileError
-from fsa2rnn.fsa.signed import HASH_KEY, array_entries, check_signature, read_signed, signature, write_signed
+from fsa2rnn.fsa.errors import FsaError, LimitExceededError, ModelFileError
+from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.signed import HASH_KEY, array_entries, check_signature, read_signed, signature, signed_metadata
 
 MODEL_FORMAT = "fsa2rnn.model/2"
 #: formats this version refuses with a hint to recompile
 _OLD_FORMATS = ("fsa2rnn.model/1",)
 _REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout", "automaton")
+#: the largest header safetensors writes or reads (its JSON: the tensors' entries and the metadata)
+MAX_HEADER_BYTES = 100_000_000
+#: an upper bound on one tensor's entry in that header (name, dtype, shape, offsets)
+_TENSOR_ENTRY_BYTES = 256
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)
 
 
 def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
@@ -56,12 +64,46 @@ def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
     return automaton.replace(initial=int(initial)).to_spec()
 
 
-@dataclass
+def check_header_size(automaton: Automaton) -> None:
+    """LimitExceededError, before any compilation, when a model of ``automaton`` cannot be saved: its header
+    stores the automaton's spec and its names a second time, which safetensors refuses beyond
+    :data:`MAX_HEADER_BYTES`. The count is a lower bound (digits and separators of the transitions, the names
+    with their quotes), exact enough that a refusal is certain."""
+    t = automaton.transitions
+    digits = int(np.searchsorted(_POWERS, t.ravel(), side="right").sum()) + t.size  # digits of each entry
+    names = sum(map(len, automaton.states)) + sum(map(len, automaton.symbols))
+    count = len(automaton.states) + len(automaton.symbols)
+    size = digits + 2 * t.size + 2 * (names + 6 * count)  # ", " after each entry; each name twice, quoted
+    if size > MAX_HEADER_BYTES:
+        raise LimitExceededError(_header_message(size, automaton))
+
+
+def _header_message(size: int, automaton: Automaton | None = None) -> str:
+    what = "" if automaton is None else f" ({automaton.n_states:,} states × {automaton.n_symbols:,} symbols)"
+    return (
+        f"the model file's header would hold {size:,} bytes{what}, over the {MAX_HEADER_BYTES:,} that safetensors "
+        "stores: the header keeps the automaton's table and names; compile a smaller automaton"
+    )
+
+
+@dataclass(repr=False)
 class CompiledModel:
     """Compiled weights: ``header`` (JSON-able dict, see module docstring) and ``tensors`` (name → numpy array)."""
 
     header: dict[str, Any]
     tensors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: target, construction, the automaton's size, the tensors' — the report is ``.summary``."""
+        h = self.header
+        name = (h.get("automaton") or {}).get("name")
+        nbytes = sum(int(np.asarray(t).nbytes) for t in self.tensors.values())
+        return (
+            f"<CompiledModel {h.get('target', '?')}/{h.get('construction', '?')}"
+            f"{' ' + repr(name) if name else ''}: {len(h.get('states', ()))} states, {len(h.get('symbols', ()))} "
+            f"symbols, {_count(len(h.get('layers', ())), 'layer')}, {len(self.tensors)} tensors ({_size(nbytes)}); the "
+            f"compile report: .summary (a dict)>"
+        )
 
     # convenience views of the header
     @property
@@ -161,10 +203,20 @@ class CompiledModel:
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path) -> None:
         """Write a signed safetensors file (fsa2rnn.fsa.signed; atomically: a failure leaves no file)."""
+        atomic_write(path, self.writer())
+
+    def writer(self) -> Callable[[Path], None]:
+        """The function that writes this model to a path (``save``; the CLI stages it with
+        ``fsa.io.staged_write`` so that the file appears only once the report is printed). LimitExceededError at
+        once when the header exceeds what safetensors stores (:data:`MAX_HEADER_BYTES`)."""
         header = dict(self.header)
         header["tensor_shapes"] = {k: list(v.shape) for k, v in self.tensors.items()}
         tensors = {k: np.ascontiguousarray(v) for k, v in self.tensors.items()}
-        write_signed(path, header, array_entries(tensors), lambda p, meta: save_file(tensors, str(p), metadata=meta))
+        meta = signed_metadata(header, array_entries(tensors))
+        size = len(json.dumps(meta)) + _TENSOR_ENTRY_BYTES * len(tensors)
+        if size > MAX_HEADER_BYTES:
+            raise LimitExceededError(_header_message(size))
+        return lambda p: save_file(tensors, str(p), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path) -> CompiledModel:
@@ -180,3 +232,15 @@ class CompiledModel:
         if header.get("format") not in _OLD_FORMATS:
             model.check_integrity(required=True)
         return model.validate()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if nbytes < 1024 or unit == "MiB":
+            return f"{nbytes:,} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return ""

@@ -17,7 +17,6 @@ import numpy as np
 
 from . import dfa_interop, dot, minimize, product, reachable, relabel
 from .errors import (
-    LimitExceededError,
     MissingTransitionError,
     SpecError,
     UnknownStateError,
@@ -25,13 +24,12 @@ from .errors import (
 )
 from .indices import STATE_DTYPE
 from .io import atomic_write_text, parse_json
+from .reader import decode_utf8, read_bounded
+from .spec_scan import check_spec_size, check_spec_text
 
 SPEC_FORMAT = "fsa2rnn.automaton/1"
 _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
 
-#: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
-#: anything of that size is allocated.
-MAX_SPEC_TRANSITIONS = 10_000_000
 #: Largest JSON spec file read (parsing costs several times the text in memory).
 MAX_SPEC_FILE_BYTES = 256 << 20
 
@@ -43,15 +41,6 @@ def _declared_count(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     return len(value) if isinstance(value, (list, tuple)) else None
-
-
-def check_spec_size(n_states: int, n_symbols: int) -> None:
-    """LimitExceededError when a spec declares more than MAX_SPEC_TRANSITIONS transitions (states × symbols)."""
-    if n_states * n_symbols > MAX_SPEC_TRANSITIONS:
-        raise LimitExceededError(
-            f"the spec declares {n_states:,} states × {n_symbols:,} symbols = {n_states * n_symbols:,} transitions, "
-            f"over the limit of {MAX_SPEC_TRANSITIONS:,}"
-        )
 
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
@@ -459,6 +448,9 @@ class Automaton:
 
     @classmethod
     def from_json(cls, text: str) -> Automaton:
+        """Build from a JSON spec text; its counts are checked against the limits before it is parsed
+        (fsa/spec_scan.py)."""
+        check_spec_text(text.encode() if isinstance(text, str) else text, _SPEC_KEYS)
         return cls.from_spec(parse_json(text))
 
     def to_json(self, indent: int | None = None) -> str:
@@ -466,20 +458,14 @@ class Automaton:
 
     @classmethod
     def load(cls, path: str | Path) -> Automaton:
-        """Load a JSON spec file."""
-        p = Path(path)
-        try:
-            size = p.stat().st_size if p.is_file() else 0
-            if size > MAX_SPEC_FILE_BYTES:
-                raise LimitExceededError(
-                    f"spec file {str(p)!r} has {size:,} bytes, over the limit of {MAX_SPEC_FILE_BYTES:,}"
-                )
-            text = p.read_text()
-        except FileNotFoundError:
-            raise SpecError(f"no such file: {str(p)!r}") from None
-        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-            raise SpecError(f"cannot read spec file {str(p)!r}: {exc}") from None
-        return cls.from_json(text)
+        """Load a JSON spec file — a regular file, a device or a pipe, read within MAX_SPEC_FILE_BYTES and without
+        waiting forever (fsa/reader.py)."""
+
+        data = read_bounded(path, MAX_SPEC_FILE_BYTES, what="spec file", first=b"{")
+        check_spec_text(data, _SPEC_KEYS)  # the counts, from the bytes as read: a refusal costs the file once
+        text = decode_utf8(data, f"spec file {str(path)!r}")
+        del data
+        return cls.from_spec(parse_json(text))
 
     def save(self, path: str | Path) -> None:
         """Write the JSON spec (atomically: no partial file on failure)."""

@@ -56,6 +56,10 @@ class OutputFileError(FsaError):
     """An output path cannot be written: empty, not a regular file, in a missing directory, or not writable."""
 
 
+class DirectoryLockedError(FsaError):
+    """A run directory or reproduction folder is held by another process (fsa2rnn.fsa.lock); the message names it."""
+
+
 class ModelFileError(FsaError):
     """A model file is unreadable, malformed or has been tampered with."""
 

@@ -224,9 +224,13 @@ class Registry(Generic[T]):
 def unknown_name_message(kind: str, name: object, choices: Any) -> str:
     """``unknown KIND 'x' (choose from a, b, c; did you mean 'y'?)``: the one wording of an unknown name."""
     names = [str(c) for c in choices]
-    close = difflib.get_close_matches(str(name), names, n=2, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown {kind} {name!r} (choose from {', '.join(names)}{hint})"
+    return f"unknown {kind} {name!r} (choose from {', '.join(names)}{did_you_mean(name, names)})"
+
+
+def did_you_mean(name: object, choices: Any) -> str:
+    """``; did you mean 'y'?`` for the names of ``choices`` close to ``name`` (difflib), else ``""``."""
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 _EP_CACHE: dict[tuple[str, ...], list[importlib.metadata.EntryPoint]] = {}
@@ -240,4 +244,4 @@ def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
     return _EP_CACHE[key]
 
 
-__all__ = ["BUILTIN_DISTRIBUTION", "Registry", "resolve_ref", "unknown_name_message"]
+__all__ = ["BUILTIN_DISTRIBUTION", "Registry", "did_you_mean", "resolve_ref", "unknown_name_message"]

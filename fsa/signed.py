@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 
 from .errors import ModelFileError
 from .io import atomic_write, safetensors_problem
+from .reader import describe_os_error
 
 #: the metadata key of the header, and the header key of the signature
 METADATA_KEY = "fsa2rnn"
@@ -87,7 +89,13 @@ def read_signed(path: str | Path, *, what: str) -> tuple[dict[str, Any] | None, 
     safetensors file or whose header is not a JSON object. The signature is checked by :func:`check_signature`."""
     p = Path(path)
     if not p.is_file():
-        raise ModelFileError(f"no such {what}: {str(p)!r}")
+        try:
+            os.stat(p)
+            why = "it is not a regular file"
+        except OSError as exc:
+            why = describe_os_error(exc)
+        raise ModelFileError(f"no such {what}: {str(p)!r}" if why == "no such file" else
+                             f"no {what} at {str(p)!r}: {why}")  # fmt: skip
     problem = safetensors_problem(p)
     if problem:
         raise ModelFileError(f"{what} {str(p)!r} {problem}")
@@ -128,13 +136,18 @@ def check_signature(
         )
 
 
+def signed_metadata(header: dict[str, Any], entries: Iterable[Entry]) -> dict[str, str]:
+    """The safetensors metadata of a signed file: ``header`` with the signature of itself and ``entries``."""
+    header = {**header, HASH_KEY: signature(header, entries)}
+    return {METADATA_KEY: json.dumps(header, default=json_default)}
+
+
 def write_signed(
     path: str | Path, header: dict[str, Any], entries: Iterable[Entry], save: Callable[[Path, dict[str, str]], None]
 ) -> None:
-    """Write a signed file atomically (a failure leaves no file): ``header`` gets the signature of itself and
-    ``entries``, and ``save(path, metadata)`` writes the tensors with that metadata (``safetensors.*.save_file``)."""
-    header = {**header, HASH_KEY: signature(header, entries)}
-    meta = {METADATA_KEY: json.dumps(header, default=json_default)}
+    """Write a signed file atomically (a failure leaves no file): ``save(path, metadata)`` writes the tensors with
+    the metadata of :func:`signed_metadata` (``safetensors.*.save_file``)."""
+    meta = signed_metadata(header, entries)
     atomic_write(path, lambda p: save(p, meta))
 
 
@@ -159,5 +172,6 @@ __all__ = [
     "json_default",
     "read_signed",
     "signature",
+    "signed_metadata",
     "write_signed",
 ]

@@ -24,6 +24,8 @@ from typing import Any
 
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 
+from .tasks import check_task_name
+
 #: the longest word any evaluation reads (the Brandoit protocol's 2^20)
 MAX_LENGTH = 2**20
 #: seeds are 64-bit: what torch.manual_seed and numpy's SeedSequence take
@@ -216,6 +218,38 @@ def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
     return seeds
 
 
+def parse_nfsm_head_sizes(text: str, option: str = "--nfsm-heads") -> list[int]:
+    """``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]: the explicit head sizes of an NFSM, the number of heads
+    within the ``heads`` row and each size within the ``state_size`` row, counted before the list is built."""
+    count_text, times, size_text = text.partition("x")
+    try:
+        if times:
+            count, sizes = int(count_text), [int(size_text)]
+        else:
+            count = text.count(",") + 1
+            check("heads", count, f"{option}: the number of heads")
+            sizes = [int(p) for p in text.split(",")]
+    except ValueError:
+        count, sizes = 0, []
+    if count < 1 or not sizes or any(d < 1 for d in sizes):
+        raise SpecError(
+            f"{option} must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
+        )
+    check("heads", count, f"{option}: the number of heads")
+    for d in sizes:
+        check("state_size", d, f"{option}: a head's size")
+    return sizes * count if times else sizes
+
+
+def check_run_count(n_seeds: int, n_rates: int = 1) -> None:
+    """The runs of one ``train``: seeds × the rates of ``--lr-grid`` ≤ :data:`MAX_SEEDS` (counted before any)."""
+    if n_seeds * n_rates > MAX_SEEDS:
+        raise LimitExceededError(
+            f"--seeds × --lr-grid: {n_seeds:,} seeds × {n_rates} rates = {n_seeds * n_rates:,} runs, over the limit of "
+            f"{MAX_SEEDS}"
+        )
+
+
 # ---------------------------------------------------------------------------------------------------- products
 def default_train_max(task: str) -> int:
     """The longest training word of a task's default training lengths, without building the task (no torch):
@@ -239,22 +273,19 @@ def estimated_parameters(f: Mapping[str, Any]) -> int:
     per += 3 * d * int(f.get("state_size") or 64)
     nfsm = str(f.get("nfsm_heads") or "")
     if f.get("model") == "nfsm" and nfsm and nfsm[0].isdigit():
-        try:
-            sizes = (
-                [int(s) for s in nfsm.split("x")[1:]] * int(nfsm.split("x")[0])
-                if "x" in nfsm
-                else [int(s) for s in nfsm.split(",")]
-            )
-        except ValueError:
-            sizes = []
-        per += d * sum(s * s for s in sizes)
+        per += d * sum(s * s for s in parse_nfsm_head_sizes(nfsm))
     return int(layers * per)
 
 
 def check_train(f: Mapping[str, Any], train_max: int | None = None) -> None:
     """The products of a training run's flags that size one allocation, before any tensor: parameters, tokens per
-    step, activations, the Transformer's attention, the range evaluation's batch. ``train_max``: the longest
-    training word (the task's default when the flags give none)."""
+    step, activations, the Transformer's attention, the range evaluation's batch; and ``--min-lr`` ≤ ``--lr``.
+    ``train_max``: the longest training word (the task's default when the flags give none)."""
+    lr, min_lr = f.get("lr"), f.get("min_lr")
+    if lr is not None and min_lr is not None and min_lr > lr:
+        raise SpecError(f"--min-lr {min_lr:g} is above --lr {lr:g}: the cosine schedule decays from --lr to --min-lr")
+    if f.get("task"):
+        check_task_name(str(f["task"]))
     params = estimated_parameters(f)
     if params > MAX_PARAMETERS:
         raise LimitExceededError(

@@ -471,6 +471,7 @@ def compare(
     ex = extract(model, symbols=symbols, classes=task.classes, length=length, words=words, seed=seed)
     relation = relate(ex.machine, goal, labels_compared=labelled, predict=ex.predict, seed=seed)
     report: dict[str, Any] = {"extracted": {**ex.report(), **relation}}
+    report["extracted"]["checked_at"] = long_agreement(report["extracted"]["agreement"], length)
     report["target"] = _target_report(goal, labelled)
     report["compiled"] = None if compiled is None else _compiled_report(compiled)
     if note:
@@ -491,6 +492,25 @@ def compare(
         report["l_max"] = l_max_table(model, task, compiled, start=length, cap=max(cap, length), n_words=n_words,
                                       dtypes=dtypes, seed=seed)  # fmt: skip
     return report
+
+
+#: sequence agreement at 10× the training length below which compare warns that its relation describes the
+#: extracted machine (read from short words), not the model at length
+AGREEMENT_WARNING = 0.99
+
+
+def long_agreement(agreement: dict[str, Any], length: int) -> dict[str, Any]:
+    """How far the relation was checked: the model's sequence agreement with the extracted machine on held-out
+    words of the longest length measured (10× the training length, realize/extract.py ``AGREEMENT_FACTORS``), and
+    a warning when it is below :data:`AGREEMENT_WARNING`."""
+    n, seq = int(agreement["lengths"][-1]), float(agreement["sequence"][-1])
+    out: dict[str, Any] = {"length": n, "times_training_length": n // max(1, length), "sequence_agreement": seq}
+    if seq < AGREEMENT_WARNING:
+        out["warning"] = (
+            f"at length {n} the model agrees with the extracted machine on {seq:.1%} of held-out words: the relation "
+            f"describes the machine read from words of length ≤ {length}, not the model at length {n}"
+        )
+    return out
 
 
 def check_inputs(

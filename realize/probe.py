@@ -199,7 +199,6 @@ def compiled_probe(module: Any) -> WordsProbe:
         return module.predict_states(torch.from_numpy(ids), **options).cpu().numpy()
 
     if lrnn:
-
         @torch.no_grad()
         def hidden(ids: np.ndarray) -> np.ndarray:
             hs, _, _ = module.layer_states(torch.from_numpy(ids), **options)
@@ -207,7 +206,6 @@ def compiled_probe(module: Any) -> WordsProbe:
 
         return WordsProbe(hidden, predict)
     if isinstance(module, AffineModel):
-
         @torch.no_grad()
         def affine_hidden(ids: np.ndarray) -> np.ndarray:
             return module.hidden(torch.from_numpy(ids)).double().cpu().numpy()

@@ -22,6 +22,7 @@ from fsa2rnn.compiler.definite_to_affine import check_affine
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
+from fsa2rnn.runtime import load_executor
 
 from .exact import exact_check, explore
 
@@ -72,6 +73,21 @@ def _first_failure(pred: np.ndarray, want: np.ndarray) -> int | None:
     return None if len(bad) == 0 else int(bad[:, 1].min()) + 1
 
 
+#: what the base install lacks for the torch modules
+NN_EXTRA = "pip install 'fsa2rnn[nn]'"
+
+
+def optional_torch() -> Any:
+    """torch, or None in the base install (``pip install fsa2rnn`` without the ``nn`` extra)."""
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        return None
+    return torch
+
+
 def verify_model(
     model: CompiledModel | Any,
     automaton: Automaton | None = None,
@@ -84,11 +100,10 @@ def verify_model(
 ) -> dict[str, Any]:
     """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ...
 
-    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked)."""
-    import torch
-
-    from fsa2rnn.nn.compiled import load_model, run_options
-
+    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked). Without
+    torch (the base install) the agreement runs on the numpy executor of fsa2rnn.runtime at float64, and the NFSM's
+    margin certificate and extraction, which run the torch module, are listed under ``skipped``."""
+    torch = optional_torch()
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled
     if not isinstance(model, CompiledModel):
@@ -125,6 +140,9 @@ def verify_model(
         ex = check_pdssm(model, automaton)
         report["exact"] = dict(ex)
         exact_ok = bool(ex["ok"])
+    elif torch is None:
+        report["skipped"] = [f"the NFSM's margin certificate and extraction (they run the torch module: {NN_EXTRA})"]
+        exact_ok = True  # nothing exact to check without them; the agreement below decides
     else:
         from fsa2rnn.realize.certificate import margin_certificate
         from fsa2rnn.realize.extract import extract_and_compare
@@ -132,12 +150,21 @@ def verify_model(
         report["certificate"] = margin_certificate(model, dtype, automaton)
         report["extraction"] = extract_and_compare(model, automaton, dtype=dtype)
         exact_ok = bool(report["certificate"]["certified"]) and bool(report["extraction"].get("match", False))
-    net = load_model(model).to(getattr(torch, dtype))
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, automaton.n_symbols, size=(n_words, length))
     want = automaton.run(ids, start=np.full(n_words, model.initial))
-    kwargs = {**run_options(net, mode), **({"mode": mode} if model.target == "householder" else {})}
-    pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
+    if torch is None:
+        if dtype != "float64" or (mode != "fused" and model.target == "householder"):
+            raise ModuleNotFoundError(f"--dtype {dtype} --mode {mode} runs the torch modules", name="torch")
+
+        kwargs: dict[str, Any] = {"scan": "numpy executor (fsa2rnn.runtime)"}
+        pred = load_executor(model).predict_states(ids)
+    else:
+        from fsa2rnn.nn.compiled import load_model, run_options
+
+        net = load_model(model).to(getattr(torch, dtype))
+        kwargs = {**run_options(net, mode), **({"mode": mode} if model.target == "householder" else {})}
+        pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
     fail = _first_failure(pred, want)
     report.update(
         dtype=dtype,

@@ -33,8 +33,10 @@ def parity_model(tmp_path_factory):
 
 def test_deeply_nested_json_spec(tmp_path):
     spec = tmp_path / "deep.json"
-    spec.write_text(DEEP)
+    spec.write_text('{"states": ' + DEEP + "}")
     _error_line(CliRunner().invoke(main, ["show", str(spec)]), "nested too deeply")
+    spec.write_text(DEEP)  # not even an object: refused at its first byte
+    _error_line(CliRunner().invoke(main, ["show", str(spec)]), "is not a JSON object: it starts with the byte b'['")
     with pytest.raises(SpecError, match="nested too deeply"):
         Automaton.from_json('{"states": ' + DEEP + "}")
 

@@ -78,7 +78,7 @@ def test_a_run_this_build_cannot_do_is_not_run(tmp_path, monkeypatch):
     [
         (["nope"], "unknown reproduction 'nope'"),
         (["brandoit-table1", "--scale", "huge"], "--scale must be one of"),
-        (["brandoit-table1", "--tasks", "Z3"], "--tasks: Z3 not in brandoit-table1"),
+        (["brandoit-table1", "--tasks", "Z3"], "--tasks: unknown task of brandoit-table1 'Z3' (choose from Z2,"),
         (["brandoit-table1", "--models", "mamba", "--arm", "anchored"], "the selection has no runs"),
         (["brandoit-table1", "--seeds", "4x"], "--seeds must be distinct integers"),
     ],

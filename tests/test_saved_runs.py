@@ -63,8 +63,8 @@ def _plain(value, paths):
 def _same(got, want, where="") -> None:
     if isinstance(want, float) and isinstance(got, (int, float)):
         assert math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9), f"{where}: {got} != {want}"
-    elif isinstance(want, dict):
-        assert isinstance(got, dict) and sorted(got) == sorted(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
+    elif isinstance(want, dict):  # a later build may report more keys; the recorded ones keep their figures
+        assert isinstance(got, dict) and set(want) <= set(got), f"{where}: keys {sorted(want)} not in {sorted(got)}"
         for k in want:
             _same(got[k], want[k], f"{where}.{k}")
     elif isinstance(want, list):

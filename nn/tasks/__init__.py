@@ -12,13 +12,18 @@ a script or notebook calls :func:`register_task`. A registered name never shadow
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import FsaError, PluginError, UnknownBuiltinError
 from fsa2rnn.fsa.lazy import lazy_getattr
-from fsa2rnn.fsa.registry import Registry
+from fsa2rnn.fsa.library.builtins import builtin_names, is_builtin
+from fsa2rnn.fsa.library.regex_syntax import parse as parse_regex
+from fsa2rnn.fsa.registry import Registry, did_you_mean
 
 from .family import TaskFamily
 
@@ -114,11 +119,42 @@ def get_task(name: str) -> Any:
         return AutomatonTask(resolve_spec(name[: -len(":accept")]), name=name, readout="accept")
     try:
         automaton = resolve_spec(name)
-    except UnknownBuiltinError as e:
-        raise UnknownBuiltinError(
-            f"unknown task {name!r}: not a registered task, builtin, regex or spec file ({e})"
-        ) from e
+    except UnknownBuiltinError:
+        raise UnknownBuiltinError(unknown_task_message(name)) from None
     return AutomatonTask(automaton, name=name)
+
+
+def check_task_name(name: str) -> None:
+    """What a task name decides without building the task (no torch), as :func:`get_task` reads it: a task of one
+    of fsa2rnn's families must be one ``fsa2rnn tasks`` lists; a registered name (or a plug-in family's prefix) is
+    left to the registry; a regex is read and measured (fsa.library.regex_syntax), so that a pattern that expands
+    beyond its limit is refused before any setup; anything else must be a builtin's name or a file."""
+    family = name.split(":", 1)[0]
+    if name in TASKS and not _is_spec(name):
+        return
+    if ":" in name and family in TASKS and not _is_spec(family):
+        if TASKS.is_builtin(family) and name not in builtin_task_names():
+            raise UnknownBuiltinError(unknown_task_message(name))
+        return
+    spec = name.removesuffix(":accept")
+    if spec.startswith(("regex:", "regex[")):
+        parse_regex(spec)
+    elif not (is_builtin(spec) or spec.lower().endswith(".json") or os.path.exists(spec)):
+        raise UnknownBuiltinError(unknown_task_message(name))
+
+
+def builtin_task_names() -> list[str]:
+    """The names of fsa2rnn's own tasks, read from nn/task_catalog.json (no torch)."""
+    catalog = Path(__file__).parent.parent / "task_catalog.json"
+    return [row["name"] for row in json.loads(catalog.read_text())["tasks"]]
+
+
+def unknown_task_message(name: str) -> str:
+    """The one line of an unknown task name, with the registered tasks and builtins close to it."""
+    close = did_you_mean(name, builtin_task_names() + [n for n in TASKS.names() if not TASKS.is_builtin(n)]
+                         + builtin_names(name))  # fmt: skip
+    return (f"unknown task {name!r}: not a registered task, builtin, regex or spec file (run `fsa2rnn tasks` and "
+            f"`fsa2rnn list` for them{close})")  # fmt: skip
 
 
 def task_rows(*, builtin: bool | None = None) -> tuple[list[dict[str, Any]], list[str]]:
@@ -153,10 +189,13 @@ __all__ = [
     "TASKS",
     "Task",
     "TaskFamily",
+    "builtin_task_names",
+    "check_task_name",
     "draw_lengths",
     "get_task",
     "list_tasks",
     "parse_length_range",
     "register_task",
     "task_rows",
+    "unknown_task_message",
 ]

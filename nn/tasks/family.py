@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsa2rnn.fsa.errors import UnknownBuiltinError
+from fsa2rnn.fsa.registry import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -24,5 +25,7 @@ class TaskFamily:
     def get(self, name: str) -> Any:
         """The task ``name`` (a key of ``tasks``); UnknownBuiltinError naming the family otherwise."""
         if name not in self.tasks:
-            raise UnknownBuiltinError(f"unknown task {name!r} (run `fsa2rnn tasks` for the list)")
+            raise UnknownBuiltinError(
+                f"unknown task {name!r} (run `fsa2rnn tasks` for the list{did_you_mean(name, self.tasks)})"
+            )
         return self.tasks[name]()

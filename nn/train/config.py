@@ -30,7 +30,7 @@ from fsa2rnn.fsa.errors import SpecError
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS
-from ..limits import LIMITS, check, check_train, parse_lengths, parse_range
+from ..limits import LIMITS, check, check_train, parse_lengths, parse_nfsm_head_sizes, parse_range
 from ..lmax import DEFAULT_CAP, PROTOCOLS
 from ..model import ModelConfig, SequenceModel
 from ..tasks import Task, get_task, parse_length_range
@@ -231,19 +231,7 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
         return [max(2, d) * factor for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
     if text == "single":
         return [max(2, automaton.n_states if automaton is not None else 8)]
-    try:
-        if "x" in text:
-            count, size = text.split("x")
-            heads = [int(size)] * int(count)
-        else:
-            heads = [int(p) for p in text.split(",")]
-    except ValueError:
-        heads = []
-    if not heads or any(d < 1 for d in heads):
-        raise SpecError(
-            f"--nfsm-heads must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
-        )
-    return heads
+    return parse_nfsm_head_sizes(text)
 
 
 def parse_head_family(text: str) -> tuple[str, list[int] | None]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text
+from fsa2rnn.fsa.io import atomic_write_text, output_directory
 
 from .. import limits
 from . import runfiles
@@ -65,18 +65,7 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[fl
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
     it; ``--resume`` refuses it)."""
-    if raw == "":
-        raise SpecError("--out is empty: give the run directory RUN")
-    out = Path(raw)
-    if out.exists() and not out.is_dir():
-        raise SpecError(f"--out {raw!r} exists and is not a directory")
-    anc = out
-    while not anc.exists() and anc != anc.parent:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise SpecError(f"--out {raw!r}: {str(anc)!r} is a file, not a directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise SpecError(f"--out {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    out = output_directory(raw)
     runs = run_dirs(out, seeds, rates)
     if out.is_dir() and not resume:
         ours = set(runfiles.ALL_RUN_FILES) | (
@@ -156,6 +145,7 @@ def plan(params: dict[str, Any]) -> Plan:
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
     rates = _lr_grid(params, seeds)
+    limits.check_run_count(len(seeds or [None]), len(rates or [None]))
     out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S

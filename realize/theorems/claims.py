@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsa2rnn.fsa.errors import CheckFailed, UnknownTheoremError
+from fsa2rnn.fsa.registry import did_you_mean
 
 from ..robust import one_thread
 
@@ -163,7 +164,9 @@ def select(only: str | None = None) -> list[Theorem]:
     """Every registered claim in registration order, or the one with id ``only`` (UnknownTheoremError if none)."""
     reg = registry()
     if only is not None and only not in reg:
-        raise UnknownTheoremError(f"unknown theorem id {only!r} (run `fsa2rnn theorems` for the list)")
+        raise UnknownTheoremError(
+            f"unknown theorem id {only!r} (run `fsa2rnn theorems` for the list{did_you_mean(only, reg)})"
+        )
     return [reg[only]] if only is not None else list(reg.values())
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text
+from fsa2rnn.fsa.io import atomic_write_text, output_directory
 from fsa2rnn.fsa.progress import bar as progress_bar
 from fsa2rnn.fsa.progress import quiet
 
@@ -27,8 +27,7 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_
     from ..config import TrainConfig
     from ..trainer import Prepared
 
-    if out.exists() and not out.is_dir():
-        raise SpecError(f"--out {str(out)!r} exists and is not a directory")
+    output_directory(out)
     if table_only:
         if not (out / "runs").is_dir():
             raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
