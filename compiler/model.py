@@ -40,8 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from safetensors.numpy import load as load_arrays
-from safetensors.numpy import save_file
+from safetensors import numpy as safetensors_numpy
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, LimitExceededError, ModelFileError
@@ -216,7 +215,7 @@ class CompiledModel:
         size = len(json.dumps(meta)) + _TENSOR_ENTRY_BYTES * len(tensors)
         if size > MAX_HEADER_BYTES:
             raise LimitExceededError(_header_message(size))
-        return lambda p: save_file(tensors, str(p), metadata=meta)
+        return lambda p: safetensors_numpy.save_file(tensors, str(p), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path) -> CompiledModel:
@@ -225,7 +224,7 @@ class CompiledModel:
         if header is None:
             raise ModelFileError(f"{str(path)!r} is not an fsa2rnn model (no 'fsa2rnn' header)")
         try:
-            tensors = load_arrays(data)
+            tensors = safetensors_numpy.load(data)
         except Exception as exc:  # safetensors raises several types for corrupt files
             raise ModelFileError(f"cannot read model file {str(path)!r}: {' '.join(str(exc).split())}") from None
         model = cls(header, tensors)

@@ -140,12 +140,12 @@ class _Scan:
             end = text.find(b"]", j)
             if end < 0:
                 raise _Stop("a list that is never closed", i)
+            if text.find(b"\\", i, end) >= 0:  # an escape (an escaped quote would upset the count of quotes)
+                return self.strings(i)
             quotes = text.count(b'"', i, end)
             if quotes % 2 == 0:
                 break
             j = end + 1  # that ']' is inside a string
-        if text.find(b"\\", i, end) >= 0:
-            return self.strings(i)
         if quotes == 0:
             if text.find(b"[", i + 1, end) >= 0 or text.find(b"{", i + 1, end) >= 0:
                 raise _Stop("a list inside a list", i)
