@@ -8,6 +8,7 @@ tensor is recognized by its type's module, so this module never imports torch.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,8 +23,6 @@ def is_tensor(a: Any) -> bool:
 
 
 def _torch(a: Any) -> Any:
-    import sys
-
     return sys.modules["torch"]  # a tensor exists, so torch is imported already
 
 

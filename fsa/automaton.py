@@ -15,24 +15,22 @@ from typing import Any
 
 import numpy as np
 
+from . import dfa_interop, dot, minimize, product, reachable, relabel
 from .errors import (
-    LimitExceededError,
     MissingTransitionError,
     SpecError,
     UnknownStateError,
     UnknownSymbolError,
 )
+from .indices import STATE_DTYPE
 from .inputs import STRING_WORD, check_symbol_ids, preview_names
+from .io import atomic_write_text, parse_json
+from .reader import decode_utf8, read_bounded
+from .spec_scan import check_spec_size, check_spec_text
 
 SPEC_FORMAT = "fsa2rnn.automaton/1"
 _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
 
-#: dtype of transition tables and state arrays.
-STATE_DTYPE = np.int64
-
-#: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
-#: anything of that size is allocated.
-MAX_SPEC_TRANSITIONS = 10_000_000
 #: Largest JSON spec file read (parsing costs several times the text in memory).
 MAX_SPEC_FILE_BYTES = 256 << 20
 
@@ -44,15 +42,6 @@ def _declared_count(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     return len(value) if isinstance(value, (list, tuple)) else None
-
-
-def check_spec_size(n_states: int, n_symbols: int) -> None:
-    """LimitExceededError when a spec declares more than MAX_SPEC_TRANSITIONS transitions (states × symbols)."""
-    if n_states * n_symbols > MAX_SPEC_TRANSITIONS:
-        raise LimitExceededError(
-            f"the spec declares {n_states:,} states × {n_symbols:,} symbols = {n_states * n_symbols:,} transitions, "
-            f"over the limit of {MAX_SPEC_TRANSITIONS:,}"
-        )
 
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
@@ -429,9 +418,6 @@ class Automaton:
     def from_json(cls, text: str) -> Automaton:
         """Build from a JSON spec text; its counts are checked against the limits before it is parsed
         (fsa/spec_scan.py)."""
-        from .io import parse_json
-        from .spec_scan import check_spec_text
-
         check_spec_text(text.encode() if isinstance(text, str) else text, _SPEC_KEYS)
         return cls.from_spec(parse_json(text))
 
@@ -442,9 +428,6 @@ class Automaton:
     def load(cls, path: str | Path) -> Automaton:
         """Load a JSON spec file — a regular file, a device or a pipe, read within MAX_SPEC_FILE_BYTES and without
         waiting forever (fsa/reader.py)."""
-        from .io import parse_json
-        from .reader import decode_utf8, read_bounded
-        from .spec_scan import check_spec_text
 
         data = read_bounded(path, MAX_SPEC_FILE_BYTES, what="spec file", first=b"{")
         check_spec_text(data, _SPEC_KEYS)  # the counts, from the bytes as read: a refusal costs the file once
@@ -454,8 +437,6 @@ class Automaton:
 
     def save(self, path: str | Path) -> None:
         """Write the JSON spec (atomically: no partial file on failure)."""
-        from .io import atomic_write_text
-
         atomic_write_text(path, self.to_json(indent=1) + "\n")
 
     @classmethod
@@ -490,52 +471,36 @@ class Automaton:
     # ------------------------------------------------------------------ operations (each lives in its own module)
     def reachable(self) -> Automaton:
         """The part reachable from the initial state (fsa/reachable.py)."""
-        from .reachable import reachable
-
-        return reachable(self)
+        return reachable.reachable(self)
 
     def minimize(self) -> Automaton:
         """The minimal DFA of the language; for a semiautomaton, the reachable part (fsa/minimize.py)."""
-        from .minimize import minimize
-
-        return minimize(self)
+        return minimize.minimize(self)
 
     def product(self, *others: Automaton, accept: str = "all") -> Automaton:
         """The direct product with other automata over the same symbols, keeping ``factors`` (fsa/product.py)."""
-        from .product import product
-
-        return product(self, *others, accept=accept)
+        return product.product(self, *others, accept=accept)
 
     def relabel(self, states: Any = None, symbols: Any = None) -> Automaton:
         """Rename states and/or symbols: a list, a mapping old → new, or a function (fsa/relabel.py)."""
-        from .relabel import relabel
-
-        return relabel(self, states=states, symbols=symbols)
+        return relabel.relabel(self, states=states, symbols=symbols)
 
     def is_isomorphic(self, other: Automaton) -> bool:
         """Whether a state bijection maps this automaton onto ``other`` (symbols matched by name)."""
-        from .relabel import is_isomorphic
-
-        return is_isomorphic(self, other)
+        return relabel.is_isomorphic(self, other)
 
     def to_dfa(self, partial: bool = False) -> Any:
         """An automata-lib DFA with the same names; ``partial=True`` leaves out sink states (fsa/dfa_interop.py)."""
-        from .dfa_interop import to_dfa
-
-        return to_dfa(self, partial=partial)
+        return dfa_interop.to_dfa(self, partial=partial)
 
     @classmethod
     def from_dfa(cls, dfa: Any, name: str | None = None) -> Automaton:
         """From an automata-lib DFA; a partial DFA gains a sink state (fsa/dfa_interop.py)."""
-        from .dfa_interop import from_dfa
-
-        return from_dfa(dfa, name=name)
+        return cls(**dfa_interop.dfa_arguments(dfa, name=name))
 
     def to_dot(self) -> str:
         """Graphviz DOT source (fsa/dot.py)."""
-        from .dot import to_dot
-
-        return to_dot(self)
+        return dot.to_dot(self)
 
     # ------------------------------------------------------------------ predicates
     @cached_property

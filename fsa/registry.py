@@ -19,6 +19,7 @@ import difflib
 import importlib
 import importlib.metadata
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -169,7 +170,8 @@ class Registry(Generic[T]):
         return len(self.names())
 
     def names(self) -> list[str]:
-        """Every registered name, built-ins first (in their declaration order), then plug-ins and ``register()``."""
+        """Every registered name: built-ins first (in the order of the installed entry points, which setuptools writes
+        sorted by name), then plug-ins and ``register()``."""
         with self._lock:
             self._discover()
             return list(self._entries)
@@ -249,8 +251,6 @@ _EP_CACHE: dict[tuple[str, ...], list[importlib.metadata.EntryPoint]] = {}
 
 def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
     """The entry points of ``group`` on the current ``sys.path`` (read again when ``sys.path`` changes)."""
-    import sys
-
     key = (group, *sys.path)
     if key not in _EP_CACHE:
         _EP_CACHE[key] = list(importlib.metadata.entry_points(group=group))

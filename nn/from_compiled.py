@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -53,7 +54,9 @@ from fsa2rnn.compiler.targets.nfsm.program import NFSMProgram
 from fsa2rnn.fsa.errors import ConstructionError
 
 from .layers import SATURATED_LOGIT
-from .model import SequenceModel
+
+if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
+    from .model import SequenceModel
 
 #: the cross-entropy at the compiled code points is at most this
 CE_BOUND = 1e-9
@@ -62,17 +65,18 @@ MAX_CODES = 20000
 
 
 def sequence_model_from_compiled(
-    model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
+    cls: type[SequenceModel], model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
-    """SequenceModel with the compiled weights (a CompiledModel or a model file; module docstring), in eval mode:
-    the conversion its target names (``sequence_model`` in the registry); ConstructionError where they do not map."""
+    """A ``cls`` (SequenceModel) with the compiled weights (a CompiledModel or a model file; module docstring), in
+    eval mode: the conversion its target names (``sequence_model`` in the registry, called with ``cls``, the model
+    and the dtype); ConstructionError where they do not map."""
     if not isinstance(model, CompiledModel):
         model = CompiledModel.load(model)
     target = target_of(model)
     convert = target.load("sequence_model")
     if convert is None:
         raise ConstructionError(f"target {target.name!r} does not map onto a SequenceModel layer")
-    return convert(model, dtype)
+    return convert(cls, model, dtype)
 
 
 def _one_layer(model: CompiledModel, program: LinearRNNProgram | NFSMProgram) -> None:
@@ -84,21 +88,27 @@ def _one_layer(model: CompiledModel, program: LinearRNNProgram | NFSMProgram) ->
         )
 
 
-def householder_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
-    """A one-layer Householder model as a DeltaProduct SequenceModel (module docstring)."""
+def householder_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """A one-layer Householder model as a DeltaProduct ``cls`` (SequenceModel; module docstring)."""
     p = program_of(model, expect=LinearRNNProgram)
     _one_layer(model, p)
-    return _householder(p, dtype)
+    return _householder(cls, p, dtype)
 
 
-def nfsm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
-    """A one-layer NFSM model as an NFSM-layer SequenceModel (module docstring)."""
+def nfsm_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """A one-layer NFSM model as an NFSM-layer ``cls`` (SequenceModel; module docstring)."""
     p = program_of(model, expect=NFSMProgram)
     _one_layer(model, p)
-    return _nfsm(p, dtype)
+    return _nfsm(cls, p, dtype)
 
 
-def diagonal_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
+def diagonal_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
     """The diagonal target maps onto no SequenceModel layer (module docstring): ConstructionError saying why."""
     p = program_of(model, expect=LinearRNNProgram)
     _one_layer(model, p)
@@ -109,7 +119,7 @@ def diagonal_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.flo
 
 
 # ---------------------------------------------------------------------------------------------------- Householder
-def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
+def _householder(cls: type[SequenceModel], p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     entry = p.layers[0]
     name, n, t = f"{entry.index}", entry.width, entry.stored
     n_sym = p.n_symbols
@@ -126,7 +136,7 @@ def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     classes = _code_classes(p, code_states)
 
     d_model = n_sym + n
-    net = SequenceModel(
+    net = cls(
         n_sym,
         p.n_states,
         "deltaproduct",
@@ -237,7 +247,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- NFSM
-def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
+def _nfsm(cls: type[SequenceModel], p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
     spec = p.layers[0]
     heads = list(spec.heads)
     emb, weight, bias = spec.embedding, spec.weight, spec.bias
@@ -246,7 +256,7 @@ def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
         raise ConstructionError(f"NFSM layer 0 has {n_sym} keys for {p.n_symbols} symbols")
     width = sum(heads)
     d_model = k_dim + width
-    net = SequenceModel(
+    net = cls(
         n_sym, p.n_states, "nfsm", 1, d_model, layer_args=dict(heads=heads), mlp_ratio=0, norm="none"
     ).to(dtype)
     layer = net.blocks[0].layer

@@ -1,4 +1,4 @@
-"""A trained one-layer NFSM read through its tables (the ``predict`` protocol of nn/evaluate.py).
+"""A trained one-layer NFSM read through its tables (the ``predict`` protocol of nn/lmax.py).
 
 In eval mode a one-layer NFSM of a SequenceModel reads token x_t through the layer input norm1(embedding(x_t)),
 which depends on the token alone: its hard tables σ_x = argmax θ(x) (nn/layers/nfsm.py ``transition``) are one
@@ -21,6 +21,8 @@ import torch
 from fsa2rnn.compiler.scans.table_scan import table_scan
 from fsa2rnn.fsa.inputs import check_id_range
 
+from .layers import NFSM
+
 #: most (token, configuration) pairs a predictor caches (a dense int64 array); larger models read per position
 MAX_PAIRS = 1 << 22
 #: pairs evaluated by one forward call
@@ -30,8 +32,6 @@ PAIR_BATCH = 4096
 def table_readable(model: Any) -> bool:
     """Whether ``model`` (a SequenceModel) is a one-layer NFSM over tokens with at most :data:`MAX_PAIRS`
     (token, configuration) pairs."""
-    from .layers import NFSM
-
     cfg = model.config
     if cfg.layer != "nfsm" or cfg.n_layers != 1 or cfg.input_dim is not None:
         return False

@@ -38,6 +38,10 @@ from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine, Readout, check_radix_limit
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
+from fsa2rnn.nn import load_model
+from fsa2rnn.nn.compiled.nfsm import NFSMModel
+from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
 
 from .moore import UNOBSERVED, MooreMachine
 from .probe import SequenceProbe, compiled_probe, predict_words
@@ -70,8 +74,6 @@ def dtype_name(dtype: str | torch.dtype) -> str:
 
 def as_nfsm_module(model: Any) -> Any:
     """An NFSMModel from a module, a CompiledModel or a model file path (ModelFileError for another target)."""
-    from fsa2rnn.nn.compiled.nfsm import NFSMModel
-
     return NFSMModel.coerce(model)
 
 
@@ -236,8 +238,6 @@ def extract(
     CompiledModel, a model file or a module of nn.load_model; names from its header). ``length`` is the length of
     the sampled and held-out words (the training length); the sample's sizes and ``seed`` as in
     realize/sample_extract.py."""
-    from fsa2rnn.nn.model import SequenceModel
-
     if length < 1 or words < 1:
         raise SpecError(f"extraction needs a length and a number of words ≥ 1, got {length} and {words}")
     if isinstance(model, SequenceModel):
@@ -282,8 +282,6 @@ def extract(
 
 
 def _as_module(model: Any) -> Any:
-    from fsa2rnn.nn import load_model
-
     if isinstance(model, (CompiledModel, str, Path)):
         return load_model(model)
     if hasattr(model, "compiled") and hasattr(model, "predict_states"):
@@ -386,8 +384,6 @@ def compiled_nfsm_machine(module: Any) -> tuple[MooreMachine, str]:
 def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
     """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring),
     labelled through nn/table_predict.py: one forward per pair, in batches (else on each pair's shortest word)."""
-    from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
-
     k = len(symbols)
     tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     heads = np.arange(tables.shape[1])

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
+from fsa2rnn.nn.compiled import run_options
 
 
 class Probe:
@@ -192,8 +193,6 @@ def compiled_probe(module: Any) -> WordsProbe:
     """A :class:`WordsProbe` of a compiled module with flat hidden states (``hidden(ids, **options)``: linear RNNs,
     shift registers), those states as features; the module runs under the scan policy of `run` (the chunked scans):
     no loop over positions."""
-    from fsa2rnn.nn.compiled import run_options
-
     hidden_states = getattr(module, "hidden", None)
     if hidden_states is None:
         raise ModelFileError(f"cannot probe a {type(module).__name__}")

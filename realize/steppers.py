@@ -27,6 +27,7 @@ two largest coordinates); a shift register's window digits {0, e_1, …, e_s}; a
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
 from fsa2rnn.fsa.inputs import check_symbol_ids
+from fsa2rnn.nn import load_model
 
 from .extract import as_dtype
 
@@ -216,10 +218,6 @@ def stepper_for(model: CompiledModel | Any, dtype: str | torch.dtype = "float64"
     """The stepper of a compiled model (a CompiledModel, a model file path or the module ``load_model`` built) at
     ``dtype``: its target's ``stepper`` (the registry; :class:`Stepper` for the built-ins) on a copy of the module;
     ``mode`` (modules with a choice, e.g. Householder): apply A(x) as its fused product or factor by factor."""
-    import copy
-
-    from fsa2rnn.nn import load_model
-
     net = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else load_model(model)
     target = target_of(net.compiled)
     return target.load("stepper")(net, as_dtype(dtype), mode)

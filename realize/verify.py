@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from fsa2rnn.compiler import load_executor
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.fsa.automaton import Automaton
@@ -116,7 +117,6 @@ def verify_model(
     if torch is None:
         if dtype != "float64" or mode != "fused":
             raise ModuleNotFoundError(f"--dtype {dtype} --mode {mode} runs the torch modules", name="torch")
-        from fsa2rnn.compiler import load_executor
 
         kwargs: dict[str, Any] = {"scan": "numpy executor (fsa2rnn.compiler.load_executor)"}
         pred = load_executor(model).predict_states(ids)

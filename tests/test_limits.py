@@ -66,10 +66,10 @@ def _automata_lib_minimal_dfa(pattern: str):
     from automata.fa.dfa import DFA
     from automata.fa.nfa import NFA
 
-    from fsa2rnn.fsa.dfa_interop import from_dfa
+    from fsa2rnn.fsa import Automaton
     from fsa2rnn.fsa.minimize import minimize
 
-    a = from_dfa(DFA.from_nfa(NFA.from_regex(pattern)).minify())
+    a = Automaton.from_dfa(DFA.from_nfa(NFA.from_regex(pattern)).minify())
     symbols = sorted(a.symbols)
     a = minimize(a.replace(transitions=a.transitions[[a.symbol_index(x) for x in symbols]], symbols=symbols))
     return a.replace(states=[str(i) for i in range(a.n_states)])

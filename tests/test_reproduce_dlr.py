@@ -9,14 +9,14 @@ from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.nn.tasks.dlr import DLR_TASKS
 from fsa2rnn.nn.train.presets import get_preset
-from fsa2rnn.nn.train.reproduce import REGISTRY, get_reproduction
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
 from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG, LONG_SHIFT
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_jobs_follow_the_dlr_preset():
-    assert "dlr-atomic" in REGISTRY
+    assert "dlr-atomic" in REPRODUCTIONS
     rep = get_reproduction("dlr-atomic")
     assert rep.tasks == (*DLR_TASKS, LONG_SHIFT) and set(FINDINGS) == set(rep.tasks)
     jobs = rep.jobs("small", list(rep.tasks), list(rep.models), ["free"], [42, 43])

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fsa2rnn.fsa.errors import UnknownSymbolError
-from fsa2rnn.nn.evaluate import failing_length
+from fsa2rnn.nn.lmax import failing_length
 from fsa2rnn.nn.model import SequenceModel
 from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
 

@@ -32,6 +32,7 @@ from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
 
 from ...model import CompiledModel, resolve_initial
+from .cascade_to_householder import decompose, level_rows
 from .spec import DiagonalLayerSpec, assemble_construction
 
 CONSTRUCTIONS = ("auto", "group", "cascade", "series")
@@ -70,8 +71,6 @@ def _group(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.n
 
 
 def _level(automaton: Automaton, cascade, i: int, start: int) -> DiagonalLayerSpec:
-    from .cascade_to_householder import level_rows
-
     keys, images = cascade.dependency(i)
     n = cascade.widths[i]
     kinds, targets = level_rows(images, i)
@@ -135,8 +134,6 @@ def _level(automaton: Automaton, cascade, i: int, start: int) -> DiagonalLayerSp
 
 def _abelian_levels(cascade) -> bool:
     """Whether every component of every level has commuting permutation rows (what ``_level`` needs)."""
-    from .cascade_to_householder import level_rows
-
     for i in range(cascade.n_levels):
         _, images = cascade.dependency(i)
         kinds, _ = level_rows(images, i)
@@ -149,8 +146,6 @@ def _abelian_levels(cascade) -> bool:
 
 
 def _cascade(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
-    from .cascade_to_householder import decompose
-
     return _cascade_layers(automaton, q0, decompose(automaton))
 
 
@@ -225,8 +220,6 @@ def compile_diagonal(
             abelian = noncommuting_pair(np.asarray(automaton.transitions)) is None
             construction = "group" if abelian else "series"
         else:
-            from .cascade_to_householder import decompose
-
             cascade = decompose(automaton)
             if _abelian_levels(cascade):
                 return assemble_construction(

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
+from fsa2rnn.fsa.errors import ExactnessError, LimitExceededError, ModelFileError
 from fsa2rnn.fsa.inputs import check_symbol_ids
 
 from ...keys import LOW_FIRST, encode, lookup_sorted
@@ -52,11 +52,6 @@ MAX_CONFIGURATIONS = 2 * 10**6
 #: the class of a row's exact A: zero (a reset), orthogonal (signed permutation, rotation or reflection,
 #: unimodular diagonal), or other (edited or trained weights)
 ZERO, ORTHOGONAL, OTHER = 0, 1, 2
-
-
-class ExactnessError(Exception):
-    """The model's weights or dynamics fail the exact check (the message says where); internal to this module's
-    callers, which report it."""
 
 
 _Fail = ExactnessError

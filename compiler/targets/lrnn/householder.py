@@ -18,6 +18,10 @@ from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
 from ...model import CompiledModel, resolve_initial
+from .cascade_to_householder import cascade
+from .cyclic_to_rotation import rotation
+from .group_to_householder import permutation
+from .reflections2 import reflections2
 from .spec import Construction, assemble_construction
 
 CONSTRUCTIONS = ("auto", "permutation", "rotation", "reflections2", "cascade")
@@ -25,19 +29,11 @@ CONSTRUCTIONS = ("auto", "permutation", "rotation", "reflections2", "cascade")
 
 def _builder(name: str) -> Construction:
     if name == "permutation":
-        from .group_to_householder import permutation
-
         return permutation
     if name == "rotation":
-        from .cyclic_to_rotation import rotation
-
         return rotation
     if name == "reflections2":
-        from .reflections2 import reflections2
-
         return reflections2
-    from .cascade_to_householder import cascade
-
     return cascade
 
 

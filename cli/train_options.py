@@ -1,6 +1,6 @@
 """The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (``__main__.py``). Importing this module never imports
-torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
+``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (which runs the same command). Importing this module never
+imports torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ..limits import DEFAULT_CAP, LIMITS, checked, limit_help
+from fsa2rnn.nn.layers import LAYERS
+from fsa2rnn.nn.limits import LIMITS, limit_help
+from fsa2rnn.nn.lmax import DEFAULT_CAP
 
-MODELS = ("deltanet", "deltaproduct", "mamba", "mamba-minus", "aussm", "pdssm", "dlr", "dlr-prod", "dss-exp", "nfsm",
-          "lstm", "transformer", "attention")  # fmt: skip
+from .limit_options import checked
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —
 or SPEC:accept; see `fsa2rnn tasks`) and evaluate its length generalization.
@@ -26,7 +27,7 @@ continues it exactly (the stored settings are used; a flag that disagrees with t
 option is checked against its stated limit (its Limit below; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--model",), dict(help=f"Architecture: {'|'.join(MODELS)} (default deltanet).")),
+    (("--model",), dict(help=f"Architecture: {'|'.join(LAYERS.names())} (default deltanet).")),
     (("--eig",), dict(help="Eigenvalue range of the transitions: 0,1 or -1,1 (deltanet, deltaproduct, mamba).")),
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),

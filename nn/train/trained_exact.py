@@ -1,6 +1,6 @@
 """Whether a trained one-layer NFSM realizes its task's automaton at every length (Prop. G.1's argument), decided on
 its tables: the check ``fsa2rnn train``/``eval`` record as ``exact`` and ``verify --eta`` on a trained NFSM uses
-(realize/trained_robust.py)."""
+(fsa2rnn.realize.trained_robust)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.nn.tasks import Task
+from ..model import SequenceModel
+from ..tasks import Task
 
 #: reachable (indices, symbol, state) triples the search visits at most
 MAX_TRIPLES = 1_000_000

@@ -1,20 +1,21 @@
 """The evaluation of a training run: what ``fsa2rnn train`` records in RUN/eval.json (:func:`evaluate_run_model`) and
 what ``fsa2rnn eval RUN`` prints (:func:`evaluate_run`), from the metrics of metrics.py, the L_max search of
-:func:`fsa2rnn.nn.evaluate.failing_length` and, for a one-layer NFSM, the exact-table check of
-:mod:`fsa2rnn.realize.trained_exact`."""
+:func:`fsa2rnn.nn.lmax.failing_length` and, for a one-layer NFSM, the exact-table check of
+:mod:`~fsa2rnn.nn.train.trained_exact`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.realize.trained_exact import nfsm_tables_exact
+from fsa2rnn.fsa import progress
 
-from ..limits import DEFAULT_CAP
+from ..lmax import DEFAULT_CAP
 from ..metrics import accuracy_at_lengths, default_lengths, failing_length_of, range_accuracy, regression_scores
 from ..model import SequenceModel
 from ..tasks import Task
-from .runfiles import load_run
+from .config import load_run
+from .trained_exact import nfsm_tables_exact
 
 
 def evaluate_run_model(model: SequenceModel, task: Task, cfg: Any, train_lengths: tuple[int, int]) -> dict[str, Any]:
@@ -96,8 +97,6 @@ def evaluate_run(
 
 def _accuracies(model: SequenceModel, task: Task, lengths: list[int], samples: int, show: bool) -> dict[str, Any]:
     """accuracy_at_lengths with a progress bar over the lengths (fsa2rnn.fsa.progress; off with --quiet)."""
-    from fsa2rnn.fsa import progress
-
     with progress.bar(len(lengths), "eval: lengths", unit="length", disable=not show or progress.quiet()) as bar:
         return accuracy_at_lengths(model, task, lengths, samples=samples, progress=bar)
 
@@ -115,8 +114,6 @@ def _lmax(
     protocol: str = "prefix",
 ) -> dict[str, Any]:
     """failing_length_of with a progress bar over the symbols read (at most samples × cap)."""
-    from fsa2rnn.fsa import progress
-
     total = samples * cap
     with progress.bar(total, "L_max search", unit="sym", unit_scale=True, disable=not show or progress.quiet()) as bar:
         return failing_length_of(model, task, start=start, cap=cap, n_words=samples, threshold=threshold, seed=seed,

@@ -32,12 +32,16 @@ import numpy as np
 
 from fsa2rnn.fsa.automaton import Automaton
 
+from .limits import MAX_LENGTH
+
 Predict = Callable[[np.ndarray, Any], tuple[np.ndarray, Any]]
 SampleWords = Callable[[np.random.Generator, int, int, Any], tuple[np.ndarray, np.ndarray, Any]]
 WholeWords = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]]
 
-#: default evaluation cap (Brandoit et al. search up to 2^20)
-DEFAULT_CAP = 2**20
+#: the one default cap of every L_max search (train, eval, compare, verify --eta --lmax); the protocols of the papers
+#: that state their own set it explicitly and say so (Brandoit et al.: :data:`~fsa2rnn.nn.limits.MAX_LENGTH`, 2^20,
+#: the default of :func:`failing_length_fresh`)
+DEFAULT_CAP = 4096
 #: symbols per word read in one call of ``predict`` during the search
 DEFAULT_CHUNK = 2**14
 
@@ -111,7 +115,7 @@ def failing_length_fresh(
     sample_words: SampleWords | None,
     *,
     start: int,
-    cap: int = DEFAULT_CAP,
+    cap: int = MAX_LENGTH,
     n_words: int = 512,
     threshold: float = 1.0,
     seed: int = 0,
