@@ -12,10 +12,10 @@ from fsa2rnn.fsa.classify import classify
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
+from fsa2rnn.fsa.progress import stages
 
 from .errors import echo_json
 from .options import max_states_option
-from .progress import stages
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
 #: Monoids with more elements are analysed from their D-classes (fsa.dclasses.green_classes), never enumerated.

@@ -8,6 +8,8 @@ import click
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.cascade import Cascade
+from fsa2rnn.fsa.dot import dot_writer
+from fsa2rnn.fsa.group_series import group_cascade
 from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
 from fsa2rnn.fsa.library import resolve_spec
 
@@ -81,7 +83,6 @@ def _dot(cascade: Cascade, dot_file: str | None) -> Any:
     """The writer of ``--dot`` (None without it)."""
     if dot_file is None:
         return None
-    from fsa2rnn.fsa.dot import dot_writer
 
     return dot_writer(cascade.to_dot(), dot_file)
 
@@ -111,8 +112,6 @@ def _report(a: Automaton, spec: str, cascade: Cascade, as_json: bool, dot_file: 
 
 def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> None:
     """`decompose --group-series`: the series cascade (each level a factor of a group's series)."""
-    from fsa2rnn.fsa.group_series import group_cascade
-
     cascade = group_cascade(a)
     with delivered(dot_file, _dot(cascade, dot_file)):
         _series_report(a, spec, cascade, as_json, dot_file)

@@ -18,12 +18,12 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.errors import FsaError
+from fsa2rnn.fsa.registry import EXTRAS, did_you_mean
 
 EXIT_BAD_INPUT = 2
 #: the output could not be written (stdout closed or failing)
 EXIT_OUTPUT = 1
 #: optional dependency (top-level module) → the extra of pyproject.toml that installs it
-EXTRAS = {"torch": "nn", "matplotlib": "nn", "aalpy": "lstar", "triton": "triton"}
 
 
 class FsaGroup(click.Group):
@@ -35,8 +35,6 @@ class FsaGroup(click.Group):
             return super().resolve_command(ctx, args)
         except click.UsageError as exc:
             if args and "No such command" in exc.message:
-                from fsa2rnn.fsa.registry import did_you_mean
-
                 hint = did_you_mean(args[0], self.list_commands(ctx))
                 exc.message = exc.message.rstrip(".") + (f" (d{hint[3:]})" if hint else ".")
             raise
@@ -127,7 +125,6 @@ def _suggestion(exc: click.ClickException) -> str:
     param = getattr(exc, "param", None)
     if not isinstance(exc, click.BadParameter) or not isinstance(getattr(param, "type", None), click.Choice):
         return ""
-    from fsa2rnn.fsa.registry import did_you_mean
 
     given = re.match(r"^'(.*)' is not one of", exc.message)
     hint = did_you_mean(given.group(1), param.type.choices) if given else ""

@@ -1,4 +1,5 @@
-"""Options shared by several commands: the regex DFA-state limit of SPEC, and output files checked before work."""
+"""Options shared by several commands: the regex DFA-state limit of SPEC, output files checked before work, progress
+and plots. The numeric options checked by their stated limits are cli/limit_options.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.determinize import MAX_DFA_STATES
+from fsa2rnn.fsa.errors import OutputFileError, SpecError
 from fsa2rnn.fsa.io import output_target, staged_write
+from fsa2rnn.fsa.progress import set_quiet
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -42,14 +45,10 @@ def check_output(
         return
     target = output_target(path)
     if formats and _extension(path) not in formats:
-        from fsa2rnn.fsa.errors import SpecError
-
         raise SpecError(f"{option} {path!r}: the extension chooses the format; use "
                         f"{'one of ' if len(formats) > 1 else ''}{', '.join('.' + f for f in formats)}")  # fmt: skip
     for source in inputs:
         if source is not None and same_file(target, source):
-            from fsa2rnn.fsa.errors import OutputFileError
-
             raise OutputFileError(f"{option} {path!r} is the input {source!r}: writing it would destroy it; choose "
                                   "another path")  # fmt: skip
 
@@ -76,38 +75,10 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return False
 
 
-def limited(name: str, *decls: str, help: str, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A numeric option checked by its row ``name`` of fsa2rnn.nn.limits.LIMITS while the command line is parsed
-    (before any work); its help ends with the accepted range. The option is ``--name`` unless ``decls`` are given."""
-    from fsa2rnn.nn.limits import checked, limit_help
-
-    decls = decls or ("--" + name.replace("_", "-"),)
-    return click.option(*decls, type=checked(name), help=help + limit_help(name), **kw)
-
-
-def cap_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--cap N``: the longest length an L_max search tries (one default for every command)."""
-    from fsa2rnn.nn.limits import DEFAULT_CAP
-
-    return limited("cap", help="Longest length the L_max search tries.", default=DEFAULT_CAP, show_default=True)(fn)
-
-
-def samples_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--samples N``: words per evaluation length and per L_max step."""
-    return limited("samples", help="Words per evaluation length and for L_max.", default=512, show_default=True)(fn)
-
-
-def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--seed S``: the seed of the sampled words (64-bit)."""
-    return limited("seed", help="Seed of the sampled words.", default=0, show_default=True)(fn)
-
-
 def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--quiet``: no progress on stderr (fsa2rnn.fsa.progress)."""
 
-    def set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-        from fsa2rnn.fsa.progress import set_quiet
-
+    def quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
         set_quiet(value)
         return value
 
@@ -115,7 +86,7 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--quiet",
         is_flag=True,
         expose_value=False,
-        callback=set_quiet,
+        callback=quiet,
         help="No progress on stderr (by default a bar on a terminal, else a line every 30 s).",
     )(fn)
 

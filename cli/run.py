@@ -3,12 +3,12 @@
 stdin is read in batches — whatever it has ready, up to BATCH_BYTES of complete lines, so that an interactive
 producer gets each answer as soon as its line is complete. A batch is parsed at once (cli/words.py), its words are
 grouped by length and each group is run through the model in one ``predict_states`` call, and the output lines are
-written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.runtime (the same
+written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.compiler (the same
 network, started without importing torch); ``--engine torch`` and the other dtypes run the torch modules of
 fsa2rnn.nn under the scan policy ``RUN_SCAN`` of nn/compiled (the chunked scans of nn/ops/lrnn_scan), which
 ``verify`` measures and reports.
 Every input line gives exactly one output line (an empty line gives ``[]``); a state outside the model's readout
-is an error (nn/readout.py), never a ``null``.
+is an error (cli/readout.py), never a ``null``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
+from fsa2rnn.compiler import load_executor
+from fsa2rnn.fsa.errors import LimitExceededError, SpecError
+
+from .readout import state_names
 from .words import StateWriter, SymbolCodec, parse_lines
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
@@ -48,8 +52,6 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
     if engine == "numpy" and dtype != "float64":
         raise click.UsageError(f"--engine numpy runs at float64 only, not --dtype {dtype} (use --engine torch)")
     if sys.stdin is None:
-        from fsa2rnn.fsa.errors import SpecError
-
         raise SpecError("stdin is closed: `fsa2rnn run` reads its words from stdin, one JSON array per line")
     predict = _numpy_predictor(model_path) if engine != "torch" and dtype == "float64" else None
     if predict is None:
@@ -68,8 +70,6 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
             out.write(writer.lines(states[:n_good], lengths[:good]))
             out.flush()
         if bad is not None:
-            from fsa2rnn.nn.readout import state_names
-
             state_names(
                 states[n_good : n_good + lengths[bad]],
                 model.states,
@@ -88,8 +88,6 @@ class _Predictor:
 
 
 def _numpy_predictor(model_path: str) -> _Predictor:
-    from fsa2rnn.runtime import load_executor
-
     executor = load_executor(model_path)
     return _Predictor(executor.compiled, executor.predict_states)
 
@@ -175,8 +173,6 @@ class _LineLimit:
             lengths = np.concatenate([[first], np.diff(newlines) - 1, [last]])
         over = np.flatnonzero(lengths > MAX_LINE_BYTES)
         if over.size:
-            from fsa2rnn.fsa.errors import LimitExceededError
-
             raise LimitExceededError(
                 f"stdin line {self.lines + int(over[0]) + 1} is longer than the limit of {MAX_LINE_BYTES:,} bytes"
             )

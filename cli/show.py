@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.dot import dot_writer, to_dot
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.library.builtins import CATALOGUE
 
@@ -78,8 +79,6 @@ def show_command(spec: str, as_json: bool, dot_file: str | None, max_states: int
     a = resolve_spec(spec, max_states=max_states)
     writer = None
     if dot_file is not None:
-        from fsa2rnn.fsa.dot import dot_writer, to_dot
-
         writer = dot_writer(to_dot(a), dot_file)
     with delivered(dot_file, writer):
         if as_json:

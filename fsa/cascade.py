@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from .automaton import STATE_DTYPE, Automaton
-from .errors import LimitExceededError, SpecError, UnknownSymbolError
+from .errors import LimitExceededError, SpecError
+from .inputs import check_id_range
 
 CASCADE_FORMAT = "fsa2rnn.cascade/1"
 
@@ -306,8 +307,7 @@ class Cascade:
         ids = np.asarray(ids, dtype=STATE_DTYPE)
         if ids.ndim != 2:
             raise ValueError(f"ids must have shape (B, T), got {ids.shape}")
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self.symbols)):
-            raise UnknownSymbolError(f"symbol id out of range (0..{len(self.symbols) - 1})")
+        check_id_range(ids, len(self.symbols))
         c = np.asarray(start, dtype=STATE_DTYPE).reshape(ids.shape[0], self.n_levels)
         out = np.empty((ids.shape[0], ids.shape[1], self.n_levels), dtype=STATE_DTYPE)
         for t in range(ids.shape[1]):

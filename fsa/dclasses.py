@@ -42,7 +42,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .errors import LimitExceededError
 from .green import subgroup_record
-from .monoid import MAX_BYTES, _as_generators
+from .monoid import MAX_BYTES, TransitionMonoid, _as_generators
 
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
 #: forward/inverse tree maps (2·2·n), keys and bookkeeping.
@@ -278,8 +278,6 @@ class _Group:
 
     @cached_property
     def elements(self) -> np.ndarray:
-        from .monoid import TransitionMonoid
-
         if len(self.gens) == 0:
             return np.arange(self.r, dtype=np.int32)[None, :]
         try:

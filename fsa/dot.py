@@ -6,10 +6,13 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .automaton import Automaton
 from .errors import FsaError, LimitExceededError
 from .io import atomic_write
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 #: Automata with more states than this are refused (the drawing would be unreadable and slow to lay out).
 MAX_DOT_STATES = 2_000

@@ -38,6 +38,9 @@ from scipy.sparse.csgraph import connected_components
 from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component
 from .errors import ConstructionError, LimitExceededError
+from .holonomy import holonomy_decomposition, holonomy_levels
+from .library.word_problems import word_problem
+from .permutation_rep import abelian_characters, noncommuting_pair
 
 SERIES = ("auto", "composition")
 #: Most cells (group order × points) of a group's element table.
@@ -117,7 +120,6 @@ class GroupSeries:
 
     def __init__(self, gens: np.ndarray, degree: int, series: str = "auto", what: str = "the group") -> None:
         from .groups import describe_group, enumerate_group, permutation_group
-        from .permutation_rep import abelian_characters
 
         if series not in SERIES:
             raise ConstructionError(f"unknown series {series!r} (choose from {', '.join(SERIES)})")
@@ -352,14 +354,10 @@ def group_cascade(
     Raises LimitExceededError past MAX_SERIES_CELLS or MAX_SERIES_TUPLES (and the holonomy decomposition's limits).
     """
     if not isinstance(automaton, Automaton):
-        from .library.word_problems import word_problem
-
         automaton = word_problem(automaton)
     if automaton.is_group_automaton:
         src, source = _as_cascade(automaton), None
     else:
-        from .holonomy import holonomy_decomposition
-
         src = source = holonomy_decomposition(automaton, seed=seed)
     exps = []
     for i in range(src.n_levels):
@@ -460,7 +458,6 @@ def non_abelian_factors(automaton: Automaton) -> tuple[str, ...]:
         if automaton.n_states > MAX_GROUP_DEGREE and automaton.action is not None:
             perms = automaton.action  # a word problem's natural action (M11 on 11 points, not 7920)
         return describe_group(perms, what="the transition group").non_abelian_factors
-    from .holonomy import holonomy_levels
 
     out: dict[str, None] = {}
     for lv in holonomy_levels(automaton):
@@ -473,8 +470,6 @@ def diagonal_widths(cascade: Cascade) -> list[int | None]:
     """Coordinates per level of a diagonal layer realizing it: one per invariant factor of the abelian group that
     the level's permutation rows generate, plus an orbit coordinate when that group has several orbits on the
     level's points (or is trivial); None for a non-abelian level."""
-    from .permutation_rep import abelian_characters, noncommuting_pair
-
     out: list[int | None] = []
     for i in range(cascade.n_levels):
         _, images = cascade.dependency(i)

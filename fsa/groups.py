@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from math import factorial, lcm
+from math import factorial, gcd, lcm
 
 import numpy as np
 from sympy import factorint
@@ -265,8 +265,6 @@ def is_simple(G: PermutationGroup) -> bool:
 @cache
 def _abelian_name(invariants: tuple[int, ...]) -> str:
     """C_a x C_b x … from sympy's abelian invariants (prime powers); cyclic if they are pairwise coprime."""
-    from math import gcd
-
     inv = sorted(invariants)
     # merge coprime prime powers into cyclic factors (invariant-factor form)
     factors: list[int] = []

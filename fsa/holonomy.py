@@ -40,6 +40,7 @@ from scipy.sparse.csgraph import connected_components
 from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component, prefix_ids
 from .errors import ConstructionError, LimitExceededError
+from .permutation_rep import faithful_permutation_representation, orbit_of
 
 #: Most sets the extended image set may have.
 MAX_IMAGE_SET = 100_000
@@ -769,7 +770,6 @@ def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarra
     t = int(sk.tiles[c].size)
     if c == 0 and automaton.is_group_automaton:
         from .groups import MAX_GROUP_DEGREE
-        from .permutation_rep import faithful_permutation_representation, orbit_of
 
         trans = np.asarray(automaton.transitions, dtype=np.int64)
         if automaton.action is not None and automaton.action.shape[1] < sk.n:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .automaton import Automaton
 from .errors import LimitExceededError, SpecError
 
 #: Default limit on the number of elements (T_8 has 16,777,216).
@@ -263,8 +264,6 @@ def powers_count(t: np.ndarray) -> int:
 
 
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
-    from .automaton import Automaton
-
     if isinstance(source, Automaton):
         return np.asarray(source.transitions), source
     try:

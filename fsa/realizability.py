@@ -19,6 +19,7 @@ import numpy as np
 
 from .classify import definite_degree, is_aperiodic, is_commutative, is_group
 from .errors import FsaError
+from .group_series import series_sizes
 from .holonomy import holonomy_levels
 from .monoid import TransitionMonoid
 from .permutation_rep import faithful_permutation_representation
@@ -65,8 +66,6 @@ def _cascade_sizes(automaton: Any) -> dict[str, Any]:
 
 def _series_sizes(automaton: Any) -> dict[str, Any]:
     """Layers and widths of the diagonal series construction (fsa/group_series.py), or nulls with the refusal."""
-    from .group_series import series_sizes
-
     try:
         sizes = series_sizes(automaton)
     except FsaError as exc:

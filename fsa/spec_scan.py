@@ -22,6 +22,19 @@ from json.decoder import scanstring
 
 from .errors import LimitExceededError, SpecError
 
+#: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
+#: anything of that size is allocated.
+MAX_SPEC_TRANSITIONS = 10_000_000
+
+
+def check_spec_size(n_states: int, n_symbols: int) -> None:
+    """LimitExceededError when a spec declares more than MAX_SPEC_TRANSITIONS transitions (states × symbols)."""
+    if n_states * n_symbols > MAX_SPEC_TRANSITIONS:
+        raise LimitExceededError(
+            f"the spec declares {n_states:,} states × {n_symbols:,} symbols = {n_states * n_symbols:,} transitions, "
+            f"over the limit of {MAX_SPEC_TRANSITIONS:,}"
+        )
+
 #: the largest text json.loads parses without the counts (its objects stay below about 100 MB whatever it holds)
 PARSE_UNCHECKED_BYTES = 4 << 20
 
@@ -42,7 +55,7 @@ class _Stop(Exception):
 
 def check_spec_text(text: bytes | bytearray, allowed_keys: set[str]) -> None:
     """Refuse (LimitExceededError, SpecError) a spec text whose counts exceed MAX_SPEC_TRANSITIONS — states ×
-    symbols (``automaton.check_spec_size``), a row of ``transitions`` times their number, any list of names — or
+    symbols (:func:`check_spec_size`), a row of ``transitions`` times their number, any list of names — or
     that has a key outside ``allowed_keys``, before it is parsed."""
     try:
         _Scan(text, allowed_keys).run()
@@ -127,12 +140,12 @@ class _Scan:
             end = text.find(b"]", j)
             if end < 0:
                 raise _Stop("a list that is never closed", i)
+            if text.find(b"\\", i, end) >= 0:  # an escape (an escaped quote would upset the count of quotes)
+                return self.strings(i)
             quotes = text.count(b'"', i, end)
             if quotes % 2 == 0:
                 break
             j = end + 1  # that ']' is inside a string
-        if text.find(b"\\", i, end) >= 0:
-            return self.strings(i)
         if quotes == 0:
             if text.find(b"[", i + 1, end) >= 0 or text.find(b"{", i + 1, end) >= 0:
                 raise _Stop("a list inside a list", i)
@@ -180,8 +193,6 @@ class _Scan:
 
     def check(self) -> None:
         """states × symbols (as declared, or as the rows of ``transitions`` show) within the limit."""
-        from .automaton import check_spec_size
-
         n, k = self.counts.get("states"), self.counts.get("symbols")
         if self.rows:
             k, n = max(k or 0, self.rows), max(n or 0, self.longest_row)
@@ -198,6 +209,5 @@ def _escaped(text: bytes | bytearray, i: int) -> bool:
 
 
 def _max_transitions() -> int:
-    from .automaton import MAX_SPEC_TRANSITIONS
-
+    """The limit as it is now (a test lowers it)."""
     return MAX_SPEC_TRANSITIONS

@@ -3,16 +3,16 @@ declarative table (:data:`LIMITS`), checked before any work — before torch is 
 names the option, the value and the limit (docs/limits.md).
 
 - :data:`LIMITS` maps an option's name (``d_model`` for ``--d-model``) to its :class:`Bound`: kind (int or float),
-  closed or open ends, and why the limit is where it is. A command declares an option checked by its row with
-  ``type=checked("d_model")`` (a click parameter type: the value is refused while the command line is parsed);
-  :func:`check` does the same in Python (``TrainConfig``, the API).
+  closed or open ends, and why the limit is where it is. :func:`check` refuses a value outside it (``TrainConfig``,
+  the API); the CLI declares an option checked by its row with ``type=checked("d_model")`` (fsa2rnn.cli.options: the
+  value is refused while the command line is parsed).
 - Lists and ranges (``--eval-lengths 40,80``, ``--train-length 3..40``, ``--seeds 42..46``) are parsed by
   :func:`parse_lengths`, :func:`parse_range` and :func:`parse_seeds`, each element checked by its row.
 - Products of options that size one allocation (the model's parameters, tokens per training step, activations,
   attention, words × length) are checked by :func:`check_train` and :func:`check_words_length` before any tensor.
 
-To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)``; the docs page lists the
-table (``tests/test_hostile_inputs.py`` checks that every row is documented).
+To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)`` in cli/; the docs page lists
+the table (``tests/test_hostile_inputs.py`` checks that every row is documented).
 """
 
 from __future__ import annotations
@@ -22,13 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 
-#: the one default cap of every L_max search (train, eval, compare, verify --eta --lmax); the protocols of the
-#: papers that state their own (Brandoit et al.: 2^20) set theirs explicitly and say so
-DEFAULT_CAP = 4096
+from .tasks import check_task_name
+
 #: the longest word any evaluation reads (the Brandoit protocol's 2^20)
 MAX_LENGTH = 2**20
 #: seeds are 64-bit: what torch.manual_seed and numpy's SeedSequence take
@@ -160,34 +157,14 @@ def check(name: str, value: Any, option: str | None = None) -> Any:
     return v
 
 
-def _show(v: Any) -> str:
-    s = str(v)
-    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
-
-
-class Checked(click.ParamType):
-    """A click parameter type for one row of :data:`LIMITS`: refused while the command line is parsed."""
-
-    def __init__(self, name: str) -> None:
-        self.row = name
-        self.name = "integer" if LIMITS[name].kind is int else "float"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        option = param.opts[0] if param is not None and param.opts else None
-        try:
-            return check(self.row, value, option)
-        except (SpecError, LimitExceededError) as exc:
-            self.fail(str(exc).removeprefix(f"{option} ") if option else str(exc), param, ctx)
-
-
-def checked(name: str) -> Checked:
-    """``type=checked("cap")``: the click type of a row of :data:`LIMITS`."""
-    return Checked(name)
-
-
 def limit_help(name: str) -> str:
     """`` Limit: […].``: the accepted range for an option's --help."""
     return f" Limit: {LIMITS[name].text()}."
+
+
+def _show(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
 
 
 # ---------------------------------------------------------------------------------------------------- lists
@@ -273,46 +250,6 @@ def check_run_count(n_seeds: int, n_rates: int = 1) -> None:
         )
 
 
-def check_task(task: str) -> None:
-    """What a task name decides without building the task (no torch), as ``get_task`` reads it: a paper task must
-    be one ``fsa2rnn tasks`` lists; a regex is read and measured (fsa.library.regex_syntax), so that a pattern that
-    expands beyond its limit is refused before any setup; anything else must be a builtin's name or a file."""
-    import os
-
-    from fsa2rnn.fsa.errors import UnknownBuiltinError
-    from fsa2rnn.fsa.library.builtins import is_builtin
-
-    papers = paper_task_names()
-    if task.split(":")[0] in {n.split(":")[0] for n in papers}:
-        if task not in papers:
-            raise UnknownBuiltinError(unknown_task_message(task))
-        return
-    spec = task.removesuffix(":accept")
-    if spec.startswith(("regex:", "regex[")):
-        from fsa2rnn.fsa.library.regex_syntax import parse
-
-        parse(spec)
-    elif not (is_builtin(spec) or spec.lower().endswith(".json") or os.path.exists(spec)):
-        raise UnknownBuiltinError(unknown_task_message(task))
-
-
-def paper_task_names() -> list[str]:
-    """The papers' task names ``fsa2rnn tasks`` lists, read from nn/task_catalog.json (no torch)."""
-    import json
-    from pathlib import Path
-
-    return [row["name"] for row in json.loads((Path(__file__).parent / "task_catalog.json").read_text())["tasks"]]
-
-
-def unknown_task_message(name: str) -> str:
-    """The one line of an unknown task name, with the paper tasks and builtins close to it."""
-    from fsa2rnn.fsa.library.builtins import builtin_names
-    from fsa2rnn.fsa.registry import did_you_mean
-
-    return (f"unknown task {name!r}: not a paper task, builtin, regex or spec file (run `fsa2rnn tasks` and "
-            f"`fsa2rnn list` for them{did_you_mean(name, paper_task_names() + builtin_names(name))})")  # fmt: skip
-
-
 # ---------------------------------------------------------------------------------------------------- products
 def default_train_max(task: str) -> int:
     """The longest training word of a task's default training lengths, without building the task (no torch):
@@ -348,7 +285,7 @@ def check_train(f: Mapping[str, Any], train_max: int | None = None) -> None:
     if lr is not None and min_lr is not None and min_lr > lr:
         raise SpecError(f"--min-lr {min_lr:g} is above --lr {lr:g}: the cosine schedule decays from --lr to --min-lr")
     if f.get("task"):
-        check_task(str(f["task"]))
+        check_task_name(str(f["task"]))
     params = estimated_parameters(f)
     if params > MAX_PARAMETERS:
         raise LimitExceededError(
@@ -409,16 +346,13 @@ def limits_table() -> str:
 
 
 __all__ = [
-    "DEFAULT_CAP",
     "LIMITS",
     "MAX_LENGTH",
     "MAX_SEED",
     "Bound",
-    "Checked",
     "check",
     "check_train",
     "check_words_length",
-    "checked",
     "default_train_max",
     "estimated_parameters",
     "limit_help",

@@ -38,7 +38,7 @@ from fsa2rnn.fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 from fsa2rnn.nn.limits import LIMITS
 
-from .moore import UNOBSERVED, MooreMachine, PredictWords
+from .moore import UNOBSERVED, MooreMachine, PredictWords, relate, state_machine
 
 if TYPE_CHECKING:
     from .extract import Extraction
@@ -337,7 +337,6 @@ def lstar_extract(
     if START in classes:
         raise SpecError(f"a class may not be called {START!r}")
     if predict is None:
-
         def predict(ws: list[list[int]]) -> list[np.ndarray]:
             return predict_words(model, ws)
 
@@ -408,7 +407,6 @@ def compare_lstar(
     limits, ``relation`` (to the target) and ``relation_to_white_box``."""
     from .compare import check_inputs
     from .extract import extract
-    from .moore import relate, state_machine
 
     (limits or Limits()).check()
     goal, labelled = check_inputs(task, target, None)

@@ -27,10 +27,10 @@ def test_a_compiled_model_has_a_short_repr():
      ("grazzi-s5", "grazzi:S5:swaps", "swaps")],
 )  # fmt: skip
 def test_tasks_take_the_full_name_fsa2rnn_tasks_prints(table, full, short):
-    from fsa2rnn.nn.limits import paper_task_names
+    from fsa2rnn.nn.tasks import builtin_task_names
     from fsa2rnn.nn.train.reproduce import get_reproduction
 
-    assert full in paper_task_names()
+    assert full in builtin_task_names()
     rep = get_reproduction(table)
     assert rep.select("tiny", full, None, None, "42")[0] == [short]
     assert rep.select("tiny", f"{short},{full}", None, None, "42")[0] == [short]  # one task, named twice
@@ -43,7 +43,8 @@ def test_tasks_take_the_full_name_fsa2rnn_tasks_prints(table, full, short):
     [
         (lambda: resolve_spec("S7:swap"), "did you mean 'S7:swaps'"),
         (lambda: resolve_spec("flipflp"), "did you mean 'flipflop'"),
-        (lambda: __import__("fsa2rnn.nn.limits").nn.limits.check_task("gazzi:parity"), "did you mean 'grazzi:parity'"),
+        (lambda: __import__("fsa2rnn.nn.tasks").nn.tasks.check_task_name("gazzi:parity"),
+         "did you mean 'grazzi:parity'"),
         (lambda: __import__("fsa2rnn.nn.train.reproduce").nn.train.reproduce.get_reproduction("dlr-atomc"),
          "did you mean 'dlr-atomic'"),
     ],

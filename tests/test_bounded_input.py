@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fsa2rnn.fsa.automaton as A
+import fsa2rnn.fsa.spec_scan as S
 from fsa2rnn.fsa import Automaton
 from fsa2rnn.fsa.errors import FsaError, LimitExceededError, SpecError
 from fsa2rnn.fsa.reader import read_bounded
@@ -51,8 +52,8 @@ def test_the_scan_refuses_exactly_what_from_spec_refuses_by_size(spec, style, li
     from_spec refuses it by its size (as soon as the counts met so far pass the limit: a list of names, the rows
     read so far); otherwise the text gives the same automaton."""
     text = _text(spec, style)
-    old = A.MAX_SPEC_TRANSITIONS
-    A.MAX_SPEC_TRANSITIONS = limit
+    old = S.MAX_SPEC_TRANSITIONS
+    S.MAX_SPEC_TRANSITIONS = limit
     try:
         try:
             want = Automaton.from_spec(spec)
@@ -63,7 +64,7 @@ def test_the_scan_refuses_exactly_what_from_spec_refuses_by_size(spec, style, li
         check_spec_text(text.encode(), A._SPEC_KEYS)
         assert Automaton.from_json(text) == want
     finally:
-        A.MAX_SPEC_TRANSITIONS = old
+        S.MAX_SPEC_TRANSITIONS = old
 
 
 @settings(max_examples=300, deadline=None)

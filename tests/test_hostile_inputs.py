@@ -93,12 +93,13 @@ def test_task_list_needs_no_torch_and_is_current():
     from fsa2rnn.cli.tasks import catalog
     from fsa2rnn.nn.tasks import list_tasks
 
-    assert catalog() == json.loads(json.dumps(list_tasks())), "run `python -m fsa2rnn.cli.tasks`"
+    assert catalog() == json.loads(json.dumps(list_tasks(builtin=True))), "run `python -m fsa2rnn.cli.tasks`"
     code = ("import sys; sys.modules['torch'] = None\nfrom click.testing import CliRunner\n"
             "from fsa2rnn.cli.main import main\nr = CliRunner().invoke(main, ['tasks', '--json'])\n"
-            "print(r.exit_code, len(__import__('json').loads(r.output)['tasks']))")  # fmt: skip
+            "print(r.exit_code, len(__import__('json').loads(r.stdout)['tasks']))")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.stdout.split() == ["0", str(len(list_tasks()))], res.stderr
+    # fsa2rnn's own tasks without torch; the test plug-in's task needs torch, so it is one error line on stderr
+    assert res.stdout.split() == ["0", str(len(list_tasks(builtin=True)))], res.stderr
 
 
 # ---------------------------------------------------------------------------------------------------- short messages
@@ -244,7 +245,7 @@ def _module_imports(path: Path) -> set[str]:
 def test_trainer_has_a_leaf_run_files_module_and_no_import_cycle():
     folder = ROOT / "nn" / "train"
     graph = {p.stem: _module_imports(p) & {q.stem for q in folder.glob("*.py")} for p in folder.glob("*.py")}
-    assert graph["runfiles"] == set()  # the leaf: run files, seed streams, load_run
+    assert graph["runfiles"] == set()  # the leaf: run files and seed streams (nn never imports realize: test_layering)
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> None:
@@ -258,16 +259,6 @@ def test_trainer_has_a_leaf_run_files_module_and_no_import_cycle():
     for node in graph:
         if node not in state:
             visit(node, [])
-    # realize never imports the trainer (anywhere in a module, at load or in a function)
-    import ast
-
-    for path in (ROOT / "realize").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom):
-                names = [node.module or ""] if node.level == 0 else []
-                assert not (node.level >= 2 and (node.module or "").startswith("nn.train")), path
-            assert not any(n.startswith("fsa2rnn.nn.train") for n in names), (path, names)
 
 
 def test_moved_public_names_still_import():
@@ -285,10 +276,10 @@ OWN_LIMITS = {"max_states"}
 
 @pytest.mark.parametrize("command", ["train", "eval", "compare", "verify", "theorems", "tasks", "run", "reproduce"])
 def test_every_numeric_option_has_a_row_in_the_limits_table(command):
-    """A new numeric option of these commands must be declared with ``type=checked(name)`` (fsa2rnn.nn.limits)."""
+    """A new numeric option of these commands must be declared with ``type=checked(name)`` (cli/limit_options.py)."""
     import click
 
-    from fsa2rnn.nn.limits import Checked
+    from fsa2rnn.cli.limit_options import Checked
 
     cmd = main.get_command(click.Context(main), command)
     plain = [

@@ -59,7 +59,7 @@ def test_run_gives_one_output_line_per_input_line(parity_model):
         (["verify", "{model}", "--length", "0"], "0 is outside its limit [1, 2^20]"),
         (["verify", "{model}", "--seed", "-1"], "--seed"),
         (["compile", "parity", "--target", "nfsm", "-o", "{dir}"], "is not a regular file (a directory)"),
-        (["compile", "parity", "--target", "bogus", "-o", "{dir}/x"], "'bogus' is not one of"),
+        (["compile", "parity", "--target", "bogus", "-o", "{dir}/x"], "unknown target 'bogus'"),
         (["compile", "parity"], "Missing option"),
         (["show"], "Missing argument 'SPEC'"),
         (["no-such-command"], "No such command"),

@@ -19,8 +19,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from fsa2rnn.cli.limit_options import Checked
 from fsa2rnn.cli.main import COMMANDS, main
-from fsa2rnn.nn.limits import LIMITS, Checked
+from fsa2rnn.nn.limits import LIMITS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -13,16 +13,16 @@ from cases import CASES, case_automaton
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.compiler import compile_pdssm
-from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler import compile_pdssm, load_executor
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler.targets.pdssm.program import pd_spectrum
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.nn import load_model
 from fsa2rnn.nn.layers import PDSSM
 from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.realize.compare import pd_spectrum, spectrum_distance
-from fsa2rnn.runtime import load_executor
+from fsa2rnn.realize.compare import spectrum_distance
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

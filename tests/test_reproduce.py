@@ -6,12 +6,12 @@ import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.nn.train.reproduce import REGISTRY, get_reproduction
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
 from fsa2rnn.nn.train.reproduce.brandoit_table1 import PAPER, TASKS
 
 
 def test_registry_and_the_papers_values():
-    assert "brandoit-table1" in REGISTRY
+    assert "brandoit-table1" in REPRODUCTIONS
     rep = get_reproduction("brandoit-table1")
     assert rep.tasks == TASKS and {m for _, m in PAPER} | {"nfsm-regular"} == set(rep.models)
     assert PAPER[("Z2", "mamba")]["value"] == 4352 and PAPER[("M11", "nfsm")]["value"] == 2**15

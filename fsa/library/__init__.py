@@ -14,6 +14,8 @@ from pathlib import Path
 from ..automaton import Automaton
 from ..determinize import MAX_DFA_STATES
 from ..errors import SpecError
+from .builtins import builtin
+from .regex import automaton_from_regex
 
 
 def resolve_spec(spec: str, max_states: int = MAX_DFA_STATES) -> Automaton:
@@ -24,12 +26,9 @@ def resolve_spec(spec: str, max_states: int = MAX_DFA_STATES) -> Automaton:
     if not isinstance(spec, str) or not spec.strip():
         raise SpecError("empty spec string")
     if spec.startswith(("regex:", "regex[")):
-        from .regex import automaton_from_regex
-
         return automaton_from_regex(spec, max_states=max_states)
     path = Path(spec)
     if spec.lower().endswith(".json") or path.exists():
         return Automaton.load(path)
-    from .builtins import builtin
 
     return builtin(spec)

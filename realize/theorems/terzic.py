@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from fsa2rnn.compiler import compile_pdssm
-from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
 from fsa2rnn.fsa.library import resolve_spec
 
-from . import Part, checked, require, theorem, verified
+from .claims import Part, checked, require, theorem, verified
 from .common import float_run, near_miss, ulp_near_misses
 
 SRC = "Terzić et al. 2025, PD-SSM (arXiv 2509.22284)"

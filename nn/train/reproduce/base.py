@@ -10,12 +10,17 @@ the authors' setup that remain at a scale.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.registry import did_you_mean
+
+from ...limits import parse_seeds
+from .tables import plot_table, table_markdown
 
 SCALES = ("tiny", "small", "medium", "paper")
 
@@ -65,15 +70,11 @@ class Reproduction:
         return []
 
     def markdown(self, table: dict[str, Any]) -> str:
-        """``DIR/table.md`` (and what the command prints): by default the L_max table of runner.table_markdown."""
-        from .runner import table_markdown
-
+        """``DIR/table.md`` (and what the command prints): by default the L_max table of tables.table_markdown."""
         return table_markdown(table)
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
-        """``DIR/plot.png``: by default L_max per task and model (runner.plot_table)."""
-        from .runner import plot_table
-
+        """``DIR/plot.png``: by default L_max per task and model (tables.plot_table)."""
         plot_table(table, path)
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
@@ -97,8 +98,6 @@ class Reproduction:
         if seeds is None:
             chosen_seeds = list(self.seeds)
         else:
-            from ..run import parse_seeds
-
             chosen_seeds = parse_seeds(seeds)
         return chosen_tasks, chosen_models, chosen_arms, chosen_seeds
 
@@ -106,7 +105,6 @@ class Reproduction:
     def task_aliases(self, scale: str) -> dict[str, str]:
         """The full name of each of the table's tasks — the task its runs train, as ``fsa2rnn tasks`` lists it
         (``grazzi:parity`` for ``parity``) — mapped to the table's name for it (read from the jobs)."""
-        import itertools
 
         names: dict[str, str] = {}
         for task in self.tasks:
@@ -134,8 +132,6 @@ def _pick(
     if not chosen:
         raise SpecError(f"{option}: no names in {text!r} (choose from {', '.join(allowed)})")
     if bad:
-        from fsa2rnn.fsa.registry import did_you_mean
-
         what = {"--tasks": "task", "--models": "model", "--arm": "arm"}.get(option, "name")
         raise SpecError(f"{option}: unknown {what} of {name} {bad[0]!r} (choose from {', '.join(allowed)}"
                         f"{did_you_mean(bad[0], [*allowed, *known])})")  # fmt: skip
