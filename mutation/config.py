@@ -16,7 +16,42 @@ PHASES: dict[str, list[str]] = {
         "realize/extract.py",
         "realize/steppers.py",
     ],
+    # the exact interpreters and the compile targets (compiler/targets/<name>/)
+    "2": [
+        "compiler/targets/lrnn/exact.py",
+        "compiler/targets/nfsm/exact.py",
+        "compiler/targets/affine/exact.py",
+        "compiler/targets/pdssm/exact.py",
+        "compiler/targets/lrnn/cascade_to_householder.py",
+        "compiler/targets/lrnn/group_to_householder.py",
+        "compiler/targets/lrnn/cyclic_to_rotation.py",
+        "compiler/targets/lrnn/diagonal.py",
+        "compiler/targets/nfsm/automaton_to_nfsm.py",
+        "compiler/targets/nfsm/heads.py",
+        "compiler/targets/affine/definite_to_affine.py",
+        "compiler/targets/pdssm/automaton_to_pdssm.py",
+    ],
+    # the transition monoid, Green's classes, D-classes, the holonomy decomposition
+    "3": ["fsa/monoid.py", "fsa/green.py", "fsa/dclasses.py", "fsa/holonomy.py"],
+    # the torch scans' chunk logic (the triton kernels and the C kernel are never mutated)
+    "4": [
+        "nn/ops/diag_scan/torch_scan.py",
+        "nn/ops/diag_scan/selective.py",
+        "nn/ops/lrnn_scan/torch_scan.py",
+        "nn/ops/pd_scan/torch_scan.py",
+        "nn/ops/delta_product/chunk.py",
+        "compiler/scans/table_scan.py",
+        "compiler/scans/affine_scan.py",
+    ],
 }
+
+_EXACT = ["tests/test_exact_check.py", "tests/test_conformance.py", "tests/test_model_integrity.py"]
+_LRNN = ["tests/test_householder.py", "tests/test_householder_random.py", "tests/test_diagonal.py", "tests/test_gh.py",
+         "tests/test_group_series.py", "tests/test_lrnn.py"]  # fmt: skip
+_NFSM = ["tests/test_nfsm.py", "tests/test_nfsm_multihead.py", "tests/test_nfsm_families.py", "tests/test_extract.py"]
+_MONOID = ["tests/test_monoid.py", "tests/test_green.py", "tests/test_dclasses.py", "tests/test_classify.py",
+           "tests/test_holonomy_oracles.py", "tests/test_holonomy_skeleton.py", "tests/test_holonomy_emulation.py",
+           "tests/test_cascade.py", "tests/test_group_budget.py"]  # fmt: skip
 
 #: test files whose tests may kill a module's mutants (a superset: the trace keeps those that run the lines)
 TESTS: dict[str, list[str]] = {
@@ -61,6 +96,30 @@ TESTS: dict[str, list[str]] = {
         "tests/test_theorems.py",
         "tests/test_theorem_mutants.py",
     ],
+    "compiler/targets/lrnn/exact.py": [*_EXACT, *_LRNN],
+    "compiler/targets/nfsm/exact.py": [*_EXACT, *_NFSM],
+    "compiler/targets/affine/exact.py": [*_EXACT, "tests/test_affine.py"],
+    "compiler/targets/pdssm/exact.py": [*_EXACT, "tests/test_pdssm_target.py"],
+    "compiler/targets/lrnn/cascade_to_householder.py": [*_LRNN, "tests/test_conformance.py"],
+    "compiler/targets/lrnn/group_to_householder.py": [*_LRNN, "tests/test_permutation_rep.py"],
+    "compiler/targets/lrnn/cyclic_to_rotation.py": _LRNN,
+    "compiler/targets/lrnn/diagonal.py": [*_LRNN, "tests/test_conformance.py"],
+    "compiler/targets/nfsm/automaton_to_nfsm.py": [*_NFSM, "tests/test_conformance.py"],
+    "compiler/targets/nfsm/heads.py": [*_NFSM, "tests/test_conformance.py"],
+    "compiler/targets/affine/definite_to_affine.py": ["tests/test_affine.py", "tests/test_robust.py",
+                                                      "tests/test_runtime.py", "tests/test_trajectory.py"],
+    "compiler/targets/pdssm/automaton_to_pdssm.py": ["tests/test_pdssm_target.py", "tests/test_runtime.py"],
+    "fsa/monoid.py": _MONOID,
+    "fsa/green.py": _MONOID,
+    "fsa/dclasses.py": _MONOID,
+    "fsa/holonomy.py": _MONOID,
+    "nn/ops/diag_scan/torch_scan.py": ["tests/test_op_diag_scan.py", "tests/test_op_selective_scan.py"],
+    "nn/ops/diag_scan/selective.py": ["tests/test_op_selective_scan.py", "tests/test_op_diag_scan.py"],
+    "nn/ops/lrnn_scan/torch_scan.py": ["tests/test_lrnn_scan.py", "tests/test_lrnn.py"],
+    "nn/ops/pd_scan/torch_scan.py": ["tests/test_op_pd_scan.py", "tests/test_pdssm_target.py"],
+    "nn/ops/delta_product/chunk.py": ["tests/test_op_delta_product.py"],
+    "compiler/scans/table_scan.py": ["tests/test_table_scan.py", "tests/test_op_st_table_scan.py"],
+    "compiler/scans/affine_scan.py": ["tests/test_runtime.py", "tests/test_affine.py"],
 }
 
 #: tests slower than this (seconds, under the line trace) are not run per mutant
