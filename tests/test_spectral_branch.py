@@ -135,3 +135,27 @@ def test_shortest_cycle_ties_go_to_the_shortest_prefix():
     assert shortest_cycle(g, usable) == ([0], [0, 0])
     usable = np.array([False, False, False, False, False, True])  # only the loop at 2
     assert shortest_cycle(g, usable) == ([0, 0], [1])
+
+
+def test_branch_ii_radius_divides_each_inradius_by_its_surviving_steps(monkeypatch):
+    """Theorem 4.1 (ii) as realize/conditions.py certifies it: an error survives at most ℓ_i + 1 steps in layer i,
+    so η* = min_i r_i/(ℓ_i + 1). The compiled cascades of definite automata reset every step (ℓ_i + 1 = 1), so the
+    branch is patched to report 2 and 3 surviving steps: η* must shrink to min(r_0/2, r_1/3)."""
+    from fsa2rnn.compiler import compile_householder
+    from fsa2rnn.fsa import resolve_spec
+    from fsa2rnn.realize.conditions import check_conditions
+    from fsa2rnn.realize.steppers import stepper_for
+
+    a = resolve_spec("regex:(a|b)*a(a|b)")
+    model = compile_householder(a, construction="cascade")
+    real = spectral.theorem41_branch(model)
+    assert real["branch"] == "ii" and set(real["surviving"]) == {1}
+    radii = [b.radius for b in stepper_for(model).blocks]
+    base = check_conditions(model, 0.01, simulate=False)
+    assert base["radius"] == min(radii)
+    surviving = [2 + i % 2 for i in range(len(radii))]
+    monkeypatch.setattr(spectral, "theorem41_branch", lambda m: {**real, "surviving": surviving})
+    got = check_conditions(model, 0.01, simulate=False)
+    assert got["radius"] == min(r / s for r, s in zip(radii, surviving)) < min(radii)
+    assert got["verdict"] == "robust"
+    assert check_conditions(model, got["radius"], simulate=False)["verdict"] == "not_robust"
