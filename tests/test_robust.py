@@ -153,7 +153,8 @@ def test_push_picks_the_nearest_face_across_voronoi_and_cube_blocks():
     nearer of the two faces (the bisector at 1, the cube's face at 1/2)."""
     from fsa2rnn.realize.steppers import Block, Stepper
 
-    st = Stepper()
+    st = Stepper.__new__(Stepper)  # the blocks only: no compiled module behind them
+    st.one_hot = False
     st.blocks = [
         Block(0, 1, torch.tensor([[0.0], [2.0]], dtype=torch.float64), torch.tensor([0, 1])),
         Block(1, 2, torch.tensor([[0.0], [1.0]], dtype=torch.float64), torch.tensor([0, 1]), cube=True),
@@ -282,10 +283,10 @@ def test_the_radius_is_exclusive_robust_one_ulp_below_not_at_it(spec, compiler):
 def test_the_drift_plot_draws_the_random_words_and_the_witness_word_over_the_whole_length(monkeypatch, tmp_path):
     """robust_report's plot: the random words and p·w·w·… (Theorem 4.1 (i)'s witness repeated), each over
     min(cap, PLOT_LENGTH) steps."""
-    from fsa2rnn.realize import conditions, robust
+    from fsa2rnn.realize import conditions
 
     drawn = {}
-    monkeypatch.setattr(robust, "plot_drift", lambda curves, path, title="": drawn.update(curves) or path)
+    monkeypatch.setattr(conditions, "plot_drift", lambda curves, path, title="": drawn.update(curves) or path)
     model = compile_householder(resolve_spec("Z5"))
     out = conditions.robust_report(model, None, eta=0.01, cap=300, plot=str(tmp_path / "d.png"))
     assert out["plot"] == str(tmp_path / "d.png") and out["theorem"] == "Theorem 4.1 (i)"
