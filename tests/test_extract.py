@@ -100,3 +100,16 @@ def test_homomorphism_up_to_relabelling_and_redundant_indices():
 def test_failing_word_none_when_correct():
     a = automaton_named("flipflop")
     assert failing_word(compile_nfsm(a), a, "float16") is None
+
+
+def test_compare_defaults_to_the_stored_automaton_and_otherwise_uses_the_one_given():
+    """Without an automaton the tables are compared with the model's stored target; with one, with that one: the
+    same model against its automaton with one transition redirected (δ_0(q0) + 1) does not match, from a word that
+    starts with symbol 0."""
+    a = automaton_named("T4")
+    model = compile_nfsm(a)
+    assert extract_and_compare(model)["match"]
+    t = np.array(a.transitions, copy=True)
+    t[0, a.initial] = (t[0, a.initial] + 1) % a.n_states
+    report = extract_and_compare(model, a.replace(transitions=t))
+    assert not report["match"] and report["failing_word"][0] == a.symbols[0]
