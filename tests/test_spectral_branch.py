@@ -75,10 +75,14 @@ NUMERIC = [[OTHER, ZERO, OTHER, OTHER, OTHER, OTHER], [ORTHOGONAL, ZERO, OTHER, 
         (0.0, 0.0, "ii", 0.25, None, None),  # ρ is the largest |λ|, not the first
     ],
 )
+@pytest.mark.parametrize("order", [range(6), [2, 3, 4, 5, 0, 1]], ids=["edges", "edges rolled"])
 def test_numeric_branch_rho_along_the_shortest_cycle_of_nonzero_rows(
-    monkeypatch, rho0, rho1, branch, rho, layer, witness
+    monkeypatch, order, rho0, rho1, branch, rho, layer, witness
 ):
-    _use(monkeypatch, _graph(ROWS, NUMERIC), _layers(rho0, rho1))
+    """Whatever the order of the graph's edges (the walk along p·w looks each step up by configuration and symbol)."""
+    graph = _graph(ROWS, NUMERIC)
+    graph["edges"], graph["rows"] = graph["edges"][list(order)], graph["rows"][list(order)]
+    _use(monkeypatch, graph, _layers(rho0, rho1))
     got = theorem41_branch(object())
     assert got == {"branch": branch, "spectral_radius": rho, "exact": False, "layer": layer, "witness": witness,
                    "surviving": None, "configurations": 3}  # fmt: skip
@@ -128,13 +132,14 @@ def test_exact_branch_ii_counts_the_longest_reset_free_path_per_layer(monkeypatc
 
 
 def test_shortest_cycle_ties_go_to_the_shortest_prefix():
-    """Two witnesses of the least total length 3: the loop at 2 (prefix 0 0) and the cycle 1 -> 2 -> 1 (prefix 0):
-    the one reached first (shortest prefix) is returned."""
-    g = _graph(ROWS, [[0] * 6])
-    usable = np.array([False, False, True, False, True, True])
-    assert shortest_cycle(g, usable) == ([0], [0, 0])
-    usable = np.array([False, False, False, False, False, True])  # only the loop at 2
-    assert shortest_cycle(g, usable) == ([0, 0], [1])
+    """Two witnesses of the least total length 4: the 4-cycle through the initial configuration 0 (prefix ε) and the
+    3-cycle 4 -> 5 -> 6 -> 4 one step away (prefix 1): the one reached first (shortest prefix) is returned."""
+    edges = np.array([[0, 0, 1], [1, 0, 2], [2, 0, 3], [3, 0, 0], [0, 1, 4], [4, 0, 5], [5, 0, 6], [6, 0, 4]])
+    g = {"n": 7, "edges": edges, "dist": np.array([0, 1, 2, 3, 1, 2, 3]),
+         "parent": np.array([[-1, -1], [0, 0], [1, 0], [2, 0], [0, 1], [4, 0], [5, 0]])}  # fmt: skip
+    assert shortest_cycle(g, np.ones(8, dtype=bool)) == ([], [0, 0, 0, 0])
+    usable = np.array([True, True, True, False, True, True, True, True])  # the 4-cycle broken
+    assert shortest_cycle(g, usable) == ([1], [0, 0, 0])
 
 
 def test_branch_ii_radius_divides_each_inradius_by_its_surviving_steps(monkeypatch):
