@@ -164,3 +164,22 @@ def test_branch_ii_radius_divides_each_inradius_by_its_surviving_steps(monkeypat
     assert got["radius"] == min(r / s for r, s in zip(radii, surviving)) < min(radii)
     assert got["verdict"] == "robust"
     assert check_conditions(model, got["radius"], simulate=False)["verdict"] == "not_robust"
+
+
+def test_shortest_cycle_searches_only_from_configurations_that_reach_a_cycle():
+    """Configurations from which the usable edges reach no cycle are peeled off first, so a long usable path that
+    ends nowhere costs one pass, not one search per configuration on it (MAX_GRAPH_CONFIGURATIONS is 200,000):
+    20,000 configurations in a line whose last usable edge is missing, then a looping configuration, take well under
+    a second (a search from each configuration of the line would take minutes)."""
+    import time
+
+    n = 20_000  # configurations 0 … n − 1 in a line, n loops; the edge n − 1 → n is not usable
+    edges = np.array([[v, 0, v + 1] for v in range(n)] + [[n, 0, n]])
+    g = {"n": n + 1, "edges": edges, "dist": np.arange(n + 1),
+         "parent": np.array([[-1, -1]] + [[v, 0] for v in range(n)])}  # fmt: skip
+    usable = np.ones(n + 1, dtype=bool)
+    usable[n - 1] = False
+    start = time.process_time()
+    prefix, cycle = shortest_cycle(g, usable)
+    assert (len(prefix), cycle) == (n, [0])
+    assert time.process_time() - start < 10.0
