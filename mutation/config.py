@@ -64,6 +64,7 @@ TESTS: dict[str, list[str]] = {
     ],
     "realize/conditions.py": [
         "tests/test_robust.py",
+        "tests/test_robust_report.py",
         "tests/test_spectral_branch.py",
         "tests/test_affine.py",
         "tests/test_theorems.py",
