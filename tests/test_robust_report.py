@@ -50,3 +50,40 @@ def test_check_conditions_simulates_by_default():
     res = check_conditions(compile_nfsm(resolve_spec("flipflop")), 0.1, cap=64)
     assert res["verdict"] == "robust" and res["simulation"] is not None and res["simulation"]["cap"] == 64
     assert check_conditions(compile_nfsm(resolve_spec("flipflop")), 0.1, simulate=False)["simulation"] is None
+
+
+def test_the_default_seed_is_0(monkeypatch):
+    """Every random choice of a default run is seed 0's (check_conditions' failing-word search, robust_report's L_max
+    searches): the default run is reproducible and equal to ``seed=0``'s."""
+    seeds = []
+    real = conditions.trajectory_failing_word
+
+    def spy(*a, **k):
+        seeds.append(k["seed"])
+        return real(*a, **k)
+
+    monkeypatch.setattr(conditions, "trajectory_failing_word", spy)
+    ff = compile_nfsm(resolve_spec("flipflop"))
+    star = check_conditions(ff, 0.0)["radius"]
+    assert check_conditions(ff, star)["verdict"] == "not_robust" and seeds == [0]
+    calls = []
+    monkeypatch.setattr(conditions, "l_max", lambda model, **kw: calls.append(kw) or {"l_max": None,
+                                                                                       "l_max_capped": True})
+    robust_report(ff, None, eta=0.1, lmax=True, cap=64)
+    assert [c["seed"] for c in calls] == [0]
+
+
+def test_failing_word_searches_64_steps_by_default():
+    """trajectory_failing_word looks ``length`` = 64 steps deep by default: Z5's rotation fails first at its horizon
+    ⌈r/η⌉ (the error grows by η per step, Theorem 4.1 (i)); at a horizon of 65 the default search finds nothing, a
+    search of 65 steps finds a word of length 65, the same as seed 0's."""
+    from fsa2rnn.realize.conditions import trajectory_failing_word
+    from fsa2rnn.realize.steppers import stepper_for
+
+    z5 = compile_householder(resolve_spec("Z5"))
+    st, a = stepper_for(z5), resolve_spec("Z5")
+    eta = st.radius / 64.5
+    assert check_conditions(z5, eta, simulate=False)["horizon"] == 65
+    assert trajectory_failing_word(st, a, eta=eta) is None
+    word = trajectory_failing_word(st, a, eta=eta, length=65)
+    assert len(word) == 65 and word == trajectory_failing_word(st, a, eta=eta, length=65, n_words=64, seed=0)

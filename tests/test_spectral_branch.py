@@ -183,3 +183,23 @@ def test_shortest_cycle_searches_only_from_configurations_that_reach_a_cycle():
     prefix, cycle = shortest_cycle(g, usable)
     assert (len(prefix), cycle) == (n, [0])
     assert time.process_time() - start < 10.0
+
+
+def test_branch_ii_verdicts_for_a_non_definite_target_and_for_numeric_rows(monkeypatch):
+    """Branch (ii) certifies a radius only for a definite target and exact rows: patched onto Z5's model (exact
+    check passing, target not definite) the verdict is ``refused`` with a witness whose powers never become
+    constant; with rows only numerically contracting (no surviving lengths) a definite target is not certified."""
+    from fsa2rnn.compiler import compile_householder
+    from fsa2rnn.fsa import resolve_spec
+    from fsa2rnn.realize.conditions import check_conditions
+
+    ii = {"branch": "ii", "spectral_radius": 0.5, "exact": False, "layer": None, "witness": None, "surviving": None,
+          "configurations": 5}  # fmt: skip
+    monkeypatch.setattr(spectral, "theorem41_branch", lambda m: ii)
+    z5 = check_conditions(compile_householder(resolve_spec("Z5")), 0.01, simulate=False)
+    assert (z5["verdict"], z5["theorem"]) == ("refused", "Theorem 4.1 (ii)") and z5["witness"]
+    assert "not definite" in z5["evidence"]
+    definite = check_conditions(compile_householder(resolve_spec("regex:(a|b)*ab"), construction="cascade"), 0.01,
+                                simulate=False)  # fmt: skip
+    assert (definite["verdict"], definite["theorem"]) == ("not_robust", "Theorem 4.1 (ii)")
+    assert "no radius is certified" in definite["evidence"] and definite["spectral_radius"] == 0.5
