@@ -87,3 +87,11 @@ def test_failing_word_searches_64_steps_by_default():
     assert trajectory_failing_word(st, a, eta=eta) is None
     word = trajectory_failing_word(st, a, eta=eta, length=65)
     assert len(word) == 65 and word == trajectory_failing_word(st, a, eta=eta, length=65, n_words=64, seed=0)
+
+
+def test_a_shift_register_is_nilpotent_rho_0():
+    """compile_affine's shift register: A is nilpotent, so the verdict reports ρ = 0 and the certified radius."""
+    from fsa2rnn.compiler import compile_affine
+
+    res = check_conditions(compile_affine(resolve_spec("regex:(a|b)*ab")), 0.01, simulate=False)
+    assert res["verdict"] == "robust" and res["spectral_radius"] == 0.0 and res["radius"] > 0.01

@@ -203,3 +203,12 @@ def test_branch_ii_verdicts_for_a_non_definite_target_and_for_numeric_rows(monke
                                 simulate=False)  # fmt: skip
     assert (definite["verdict"], definite["theorem"]) == ("not_robust", "Theorem 4.1 (ii)")
     assert "no radius is certified" in definite["evidence"] and definite["spectral_radius"] == 0.5
+
+
+def test_longest_path_of_an_empty_graph_and_row_classes():
+    from fsa2rnn.realize.spectral import longest_path, row_classes
+
+    empty = {"n": 0, "edges": np.zeros((0, 3), dtype=np.int64)}
+    assert longest_path(empty, np.zeros(0, dtype=bool)) == 0
+    layer = SimpleNamespace(row_classes=lambda: np.array([ZERO, ORTHOGONAL, OTHER]))
+    assert row_classes(layer).tolist() == [ZERO, ORTHOGONAL, OTHER]
