@@ -8,12 +8,11 @@ import math
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_householder, program_of
-from fsa2rnn.compiler.targets.lrnn import gh
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.nn import load_model
-from fsa2rnn.nn.layers import build_layer
-
+from ...compiler import compile_householder, program_of
+from ...compiler.targets.lrnn import gh
+from ...fsa.library import resolve_spec
+from ...nn import load_model
+from ...nn.layers import build_layer
 from .claims import Part, checked, demonstrated, require, theorem, verified
 from .common import (
     DEFAULT_KERNELS,
@@ -538,7 +537,7 @@ def _transition_is_the_forwards_map(name: str, args: dict, *, d_model: int, n_in
     """A DeltaNet/DeltaProduct layer's ``transition(x)`` is the linear map its forward applies to the state: one
     token x from two random states S, S′ (no convolution history) gives S₁ − S₁′ = A(x)(S − S′), the forward run by
     the layer's default kernel (``impl="auto"``: the chunked torch path on CPU). The largest deviation."""
-    from fsa2rnn.nn.layers import build_layer
+    from ...nn.layers import build_layer
 
     torch.manual_seed(seed)
     layer = build_layer(name, d_model, **args).double().eval()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from fsa2rnn.compiler import compile_pdssm
-from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
-from fsa2rnn.fsa.library import resolve_spec
-
+from ...compiler import compile_pdssm
+from ...compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
+from ...fsa.library import resolve_spec
 from .claims import Part, checked, require, theorem, verified
 from .common import float_run, near_miss, ulp_near_misses
 
