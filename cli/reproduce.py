@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import output_directory
 from fsa2rnn.nn.train.reproduce import get_reproduction
-from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
+from fsa2rnn.nn.train.reproduce.runner import failed_runs, prepare, reproduce
 
 from .errors import echo_json
+from .launch_options import launch_options, parse_launcher
 from .options import quiet_option
 
 
@@ -36,6 +39,7 @@ from .options import quiet_option
     is_flag=True,
     help="Train nothing: the table of the runs already finished in DIR (the others 'not run').",
 )
+@launch_options
 @quiet_option
 def reproduce_command(
     name: str,
@@ -47,20 +51,32 @@ def reproduce_command(
     out: str,
     as_json: bool,
     table_only: bool,
+    jobs: int | None,
+    launcher: str,
+    launcher_args: str | None,
 ) -> None:
     """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, dlr-atomic): every (task, model, arm,
     seed) as a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md,
     DIR/table.json (every seed, the paper's values beside) and DIR/plot.png. --table-only writes those of the
-    finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
+    finished runs only, training nothing (DIR must hold runs). --jobs, --launcher and --launcher-args spread the
+    runs over local processes, a SLURM cluster or Ray (docs/cluster.md); a run that fails is reported, the others go
+    on, and the exit status is 1 — the same command again retries what failed or never ran. See
+    docs/reproductions.md."""
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
+    where = parse_launcher(launcher, jobs, launcher_args)
     rep = get_reproduction(name)
     chosen = rep.select(scale, tasks, models, arm, seeds)
     jobs = rep.jobs(scale, *chosen)
     if not jobs:
         raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
     prepare(rep, scale, folder, jobs, table_only=table_only)
-    table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only)
+    table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only, launcher=where)
     if as_json:
         echo_json(table)
     else:
         click.echo(rep.markdown(table), nl=False)
+    failed = failed_runs(table)
+    if failed:
+        click.echo(f"{len(failed)} of {len(jobs)} runs failed (each named above; tracebacks in "
+                   f"{folder / 'failed'}); the same command again retries them", err=True)  # fmt: skip
+        sys.exit(1)

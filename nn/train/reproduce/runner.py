@@ -11,14 +11,15 @@ from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text, output_directory
-from fsa2rnn.fsa.progress import bar as progress_bar
-from fsa2rnn.fsa.progress import quiet
 
+from ..launch import Launcher, Task, run_tasks
 from ..runfiles import EVAL
 from .base import Job, Reproduction
 
 RECORD = "reproduce.json"
 TABLE_FORMAT = "fsa2rnn.reproduction/1"
+#: DIR/failed/NAME.txt: the traceback of a run that failed (removed when it finishes)
+FAILED = "failed"
 
 
 def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_only: bool = False) -> None:
@@ -37,12 +38,9 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_
             Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
 
 
-def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
-    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
-    with ``train_missing`` False, records it as not run)."""
-    from ..config import TrainConfig
-    from ..trainer import train
-
+def finished(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any] | None:
+    """The record of a job that needs no training — finished (its reproduce.json read back), unavailable in this
+    build, or not run under ``--table-only`` — or None: it must train."""
     run = out / "runs" / job.name
     if (run / RECORD).is_file():
         return json.loads((run / RECORD).read_text())
@@ -51,6 +49,19 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
         why = "not finished in DIR (--table-only trains nothing)"
     if why is not None:
         return {"job": _job_dict(job), "status": "not run", "reason": why}
+    return None
+
+
+def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
+    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
+    with ``train_missing`` False, records it as not run). Any launcher's worker calls this (nn/train/launch)."""
+    from ..config import TrainConfig
+    from ..trainer import train
+
+    known = finished(rep, job, out, train_missing=train_missing)
+    if known is not None:
+        return known
+    run = out / "runs" / job.name
     t0 = time.perf_counter()
     summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True)
     seconds = time.perf_counter() - t0
@@ -67,24 +78,47 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
 
 
 def reproduce(
-    rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True, table_only: bool = False
+    rep: Reproduction,
+    scale: str,
+    jobs: list[Job],
+    out: Path,
+    *,
+    progress: bool = True,
+    table_only: bool = False,
+    launcher: Launcher | None = None,
 ) -> dict[str, Any]:
-    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: a bar over the
+    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: one line over the
     runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``). ``table_only``: train nothing, the table of
-    the runs already finished in ``out`` (the others "not run")."""
+    the runs already finished in ``out`` (the others "not run"). ``launcher``: where the runs train (nn/train/launch;
+    default: this process, in turn). A run that fails is reported (``failed: DIR/runs/NAME: …``, its traceback in
+    DIR/failed/NAME.txt) and recorded with status "failed"; the others go on, and the next invocation retries it."""
     out.mkdir(parents=True, exist_ok=True)
-    records = []
-    show = progress and not quiet() and not table_only
-    with progress_bar(len(jobs), rep.name, unit="run", disable=not show) as bar:
-        for job in jobs:
-            bar.set_postfix_str(job.name, refresh=True)
-            records.append(run_job(rep, job, out, train_missing=not table_only))
-            bar.update(1)
-    table = build_table(rep, scale, jobs, records)
+    records = [finished(rep, job, out, train_missing=not table_only) for job in jobs]
+    todo = [i for i, r in enumerate(records) if r is None]
+    tasks = [Task(str(out / "runs" / jobs[i].name), run_job, (rep, jobs[i], out)) for i in todo]
+    times = [r.get("seconds", 0.0) for r in records if r is not None and r.get("status") == "done"]
+    outcomes = run_tasks(launcher or Launcher(), tasks, desc=rep.name, done=len(jobs) - len(todo), total=len(jobs),
+                         seconds=times, progress=progress and not table_only, folder=out)  # fmt: skip
+    for i, result in zip(todo, outcomes):
+        trace = out / FAILED / f"{jobs[i].name}.txt"
+        if result.ok:
+            records[i] = result.value
+            trace.unlink(missing_ok=True)
+        else:
+            records[i] = {"job": _job_dict(jobs[i]), "status": "failed", "run": str(Path("runs") / jobs[i].name),
+                          "reason": result.error}  # fmt: skip
+            trace.parent.mkdir(exist_ok=True)
+            atomic_write_text(trace, result.detail or result.error or "")
+    table = build_table(rep, scale, jobs, [r for r in records if r is not None])
     atomic_write_text(out / "table.json", json.dumps(table, indent=1))
     atomic_write_text(out / "table.md", rep.markdown(table))
     rep.plot(table, out / "plot.png")
     return table
+
+
+def failed_runs(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of the table's runs that failed (status "failed")."""
+    return [r for c in table["cells"] for r in c["seeds"] if r.get("status") == "failed"]
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
