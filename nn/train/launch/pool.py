@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from . import Board, Launcher, Outcome, Task, outcome, threads_per_run, worker_call
+from .base import Board, Launcher, Outcome, Task, outcome, threads_per_run, worker_call
 
 #: the worker's queue of started runs (set by _init in each worker process)
 _STARTED: list[Any] = []

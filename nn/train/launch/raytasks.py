@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import Board, Launcher, Outcome, Task, first_line, outcome, require, worker_call
+from .base import Board, Launcher, Outcome, Task, first_line, outcome, require, worker_call
 
 #: seconds between looks at the tasks
 POLL = 1.0

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import Board, Launcher, Outcome, Task, first_line, outcome, require, worker_call
+from .base import Board, Launcher, Outcome, Task, first_line, outcome, require, worker_call
 
 #: seconds between looks at the jobs' states
 POLL = 1.0
