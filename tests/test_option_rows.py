@@ -76,6 +76,9 @@ ROWS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("reproduce", "--models"): ((*_REPRODUCE, "--models", "x"), "unknown model of grazzi-table3"),
     ("reproduce", "--arm"): ((*_REPRODUCE, "--arm", "x"), "unknown arm of grazzi-table3"),
     ("reproduce", "--seeds"): ((*_REPRODUCE, "--seeds", "x"), "--seeds must be distinct integers"),
+    ("reproduce", "--jobs"): ((*_REPRODUCE, "--jobs", "0"), "0 is not in the range x>=1"),
+    ("reproduce", "--launcher"): ((*_REPRODUCE, "--launcher", "pbs"), "'pbs' is not one of"),
+    ("reproduce", "--launcher-args"): ((*_REPRODUCE, "--launcher-args", "{x"), "--launcher-args must be a JSON"),
 }
 
 #: (command, option) → why it has no hostile value of its own

@@ -49,6 +49,12 @@ class Launcher:
     args: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
+    def device(self) -> str | None:
+        """The device of every run: ``cuda`` when ``--launcher-args`` grants each run a GPU (``gpus_per_run``),
+        else None (the run's own setting: the CPU)."""
+        return "cuda" if self.args.get("gpus_per_run", 0) >= 1 else None
+
+    @property
     def sequential(self) -> bool:
         """Runs in this process, one after another (``--jobs 1`` locally: today's behaviour)."""
         return self.kind == "local" and (self.jobs or 1) == 1

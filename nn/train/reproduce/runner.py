@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,12 @@ def finished(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tr
     return None
 
 
-def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
+def run_job(
+    rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True, device: str | None = None
+) -> dict[str, Any]:
     """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
-    with ``train_missing`` False, records it as not run). Any launcher's worker calls this (nn/train/launch)."""
+    with ``train_missing`` False, records it as not run). Any launcher's worker calls this (nn/train/launch);
+    ``device``: where the run trains, for a launcher that grants each run a GPU (default: the job's, the CPU)."""
     from ..config import TrainConfig
     from ..trainer import train
 
@@ -63,7 +67,8 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
         return known
     run = out / "runs" / job.name
     t0 = time.perf_counter()
-    summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True)
+    config = {**job.config, **({"device": device} if device else {})}
+    summary = train(TrainConfig(**config, seed=job.seed, progress=False), run, resume=True)
     seconds = time.perf_counter() - t0
     evaluation = json.loads((run / EVAL).read_text())
     record = {
@@ -95,9 +100,11 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     records = [finished(rep, job, out, train_missing=not table_only) for job in jobs]
     todo = [i for i, r in enumerate(records) if r is None]
-    tasks = [Task(str(out / "runs" / jobs[i].name), run_job, (rep, jobs[i], out)) for i in todo]
+    launcher = launcher or Launcher()
+    work = partial(run_job, device=launcher.device)
+    tasks = [Task(str(out / "runs" / jobs[i].name), work, (rep, jobs[i], out)) for i in todo]
     times = [r.get("seconds", 0.0) for r in records if r is not None and r.get("status") == "done"]
-    outcomes = run_tasks(launcher or Launcher(), tasks, desc=rep.name, done=len(jobs) - len(todo), total=len(jobs),
+    outcomes = run_tasks(launcher, tasks, desc=rep.name, done=len(jobs) - len(todo), total=len(jobs),
                          seconds=times, progress=progress and not table_only, folder=out)  # fmt: skip
     for i, result in zip(todo, outcomes):
         trace = out / FAILED / f"{jobs[i].name}.txt"
