@@ -15,10 +15,11 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.errors import FsaError, Interrupted
+from fsa2rnn.fsa.errors import FsaError, Interrupted, RunsFailed
 from fsa2rnn.nn.train.lr_grid import grid_lines
 from fsa2rnn.nn.train.run import execute, plan
 
+from .launch_options import launch_options
 from .train_options import TRAIN_HELP, given_args, train_options
 
 #: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
@@ -27,6 +28,7 @@ EXIT_INTERRUPTED = 130
 
 @click.command("train", help=TRAIN_HELP)
 @train_options
+@launch_options
 @click.pass_context
 def train_command(ctx: click.Context, **params: Any) -> None:
     run_from_cli(params, given_args(ctx))
@@ -43,6 +45,10 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
         if stop.main:
             click.echo(f"interrupted: {stop}; continue with: {p.resume_command(params)}", err=True)
         sys.exit(0 if p.under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
+    except RunsFailed as failed:  # each was reported as it happened; the others finished
+        click.echo(f"{len(failed.failed)} of {failed.total} runs failed (each named above); continue with: "
+                   f"{p.resume_command(params)}", err=True)  # fmt: skip
+        sys.exit(1)
     if result is None:  # not rank 0
         return
     if p.rates:

@@ -122,7 +122,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--warmup",), dict(type=float, help="Linear warmup, as a fraction of the steps (default 0.1).")),
     (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
     (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
-    (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (
+        ("--seeds",),
+        dict(
+            help="One run per seed, in turn (side by side with --jobs N or --launcher): 42,43,44 or 42..46; "
+            "writes RUN/summary.json."
+        ),
+    ),
     (
         ("--lr-grid",),
         dict(

@@ -225,3 +225,28 @@ def test_a_killed_reproduction_is_finished_by_the_next_training_only_what_is_mis
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("runs/*/reproduce.json")}
     assert len(after) == 4 and all(after[k] == v for k, v in before.items())  # the finished runs read back
     assert per_run(json.loads(res.stdout)) == per_run(sequential)
+
+
+# ------------------------------------------------------------------ train --seeds/--lr-grid on the pool
+_GRID = ["train", "grazzi:parity", "--model", "deltanet", "--d-model", "8", "--heads", "1", "--mlp-ratio", "0",
+         "--steps", "3", "--batch", "4", "--train-length", "3..6", "--eval-lengths", "6", "--eval-range", "6..8",
+         "--samples", "16", "--no-lmax", "--val-every", "3", "--lr-grid", "1e-2,1e-3", "--seeds", "1,2", "--json",
+         "--quiet"]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_learning_rate_grid_on_two_processes_gives_the_sequential_summary(tmp_path):
+    seq = CliRunner().invoke(main, [*_GRID, "--out", str(tmp_path / "seq")])
+    assert seq.exit_code == 0, seq.output
+    cmd = [sys.executable, "-m", "fsa2rnn.cli.main", *_GRID, "--out", str(tmp_path / "par"), "--jobs", "2"]
+    par = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+    assert par.returncode == 0, par.stderr
+    a, b = json.loads(seq.stdout), json.loads(par.stdout)
+    for row in (*a["per_lr"], *b["per_lr"]):
+        row["runs"] = [Path(r).relative_to(Path(r).parents[1]).as_posix() for r in row["runs"]]
+    assert a == b
+
+
+def test_nproc_and_jobs_together_are_refused(tmp_path):
+    res = CliRunner().invoke(main, [*_GRID, "--out", str(tmp_path / "o"), "--nproc", "2", "--jobs", "2"])
+    assert res.exit_code == 2 and "give --nproc (one run on N processes) or --jobs/--launcher" in res.output

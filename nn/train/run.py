@@ -8,22 +8,24 @@ import json
 import os
 import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.errors import RunsFailed, SpecError
 from fsa2rnn.fsa.io import atomic_write_text, output_directory
 
 from .. import limits
 from . import runfiles
+from .launch import Launcher, Task, parse_launcher, run_tasks
 from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
 from .runfiles import RESUMABLE
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid", "jobs", "launcher", "launcher_args")
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
@@ -124,6 +126,7 @@ class Plan:
     configs: list[tuple[Any, Path]]
     nproc: int
     under_torchrun: bool
+    launcher: Launcher = field(default_factory=Launcher)
 
     @property
     def launches_torchrun(self) -> bool:
@@ -137,6 +140,9 @@ class Plan:
             + (f" --seeds {params['seeds']}" if self.seeds else "")
             + (f" --lr-grid {params['lr_grid']}" if self.rates else "")
             + (f" --nproc {self.configs[0][0].nproc}" if self.configs[0][0].nproc > 1 else "")
+            + (f" --jobs {self.launcher.jobs}" if self.launcher.jobs else "")
+            + (f" --launcher {self.launcher.kind}" if self.launcher.kind != "local" else "")
+            + (f" --launcher-args {shlex.quote(params['launcher_args'])}" if params.get("launcher_args") else "")
         )
 
 
@@ -145,6 +151,9 @@ def plan(params: dict[str, Any]) -> Plan:
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
     rates = _lr_grid(params, seeds)
+    launcher = parse_launcher(params.get("launcher"), params.get("jobs"), params.get("launcher_args"))
+    if (fields.get("nproc") or 1) > 1 and not launcher.sequential:
+        raise SpecError("give --nproc (one run on N processes) or --jobs/--launcher (runs side by side), not both")
     limits.check_run_count(len(seeds or [None]), len(rates or [None]))
     out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
@@ -171,7 +180,7 @@ def plan(params: dict[str, Any]) -> Plan:
         configs.append((TrainConfig(**f), path))
     for cfg, path in configs:  # every bad input is refused before any run starts
         Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
-    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun)
+    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun, launcher)
 
 
 def execute(plan: Plan) -> dict[str, Any] | None:
@@ -180,10 +189,13 @@ def execute(plan: Plan) -> dict[str, Any] | None:
     :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed."""
     from .trainer import train
 
-    results = [
-        train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
-        for cfg, path in plan.configs
-    ]
+    if plan.launcher.sequential or len(plan.configs) == 1:
+        results = [
+            train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
+            for cfg, path in plan.configs
+        ]
+    else:
+        results = _launched(plan, train)
     if results[0] is None:  # not rank 0
         return None
     if plan.rates:
@@ -197,6 +209,22 @@ def execute(plan: Plan) -> dict[str, Any] | None:
     plan.out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(plan.out / SUMMARY, json.dumps(summary, indent=1))
     return summary
+
+
+def _launched(plan: Plan, train: Any) -> list[dict[str, Any]]:
+    """The runs of ``plan`` side by side on its launcher (``--jobs N``, ``--launcher``; nn/train/launch), their
+    results in order; RunsFailed (after every run has ended) when some failed."""
+    tasks = [
+        Task(str(path), partial(train, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given),
+             (replace(cfg, device=plan.launcher.device) if plan.launcher.device else cfg, path))
+        for cfg, path in plan.configs
+    ]  # fmt: skip
+    outcomes = run_tasks(plan.launcher, tasks, desc="train", progress=plan.fields.get("progress", True),
+                         folder=plan.out)  # fmt: skip
+    failed = [o.key for o in outcomes if not o.ok]
+    if failed:
+        raise RunsFailed(failed, len(outcomes))
+    return [o.value for o in outcomes]
 
 
 def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | None:

@@ -71,7 +71,7 @@ def _sequential(tasks: Sequence[Task], board: Board) -> list[Outcome]:
     out = []
     for task in tasks:
         board.started(task.key)
-        result = outcome(task.key, worker_call(task.fn, task.args, None))
+        result = outcome(task.key, worker_call(task.fn, task.args, None, own_process=False))
         board.finished(result)
         out.append(result)
     return out

@@ -62,8 +62,8 @@ class Launcher:
 
 @dataclass(frozen=True)
 class Task:
-    """One run: ``fn(*args)`` (``fn`` a module-level function, so that it pickles by reference); ``key`` names it
-    in the progress line and in a failure (its run directory); ``seconds``: a run time known beforehand."""
+    """One run: ``fn(*args)`` (``fn`` a module-level function or a functools.partial of one, so that it pickles by
+    reference); ``key`` names it in the progress line and in a failure (its run directory)."""
 
     key: str
     fn: Callable[..., Any]
@@ -106,7 +106,7 @@ def _parse_args(kind: str, text: str | None) -> dict[str, Any]:
     try:
         args = json.loads(text)
     except ValueError as exc:
-        raise SpecError(f"--launcher-args must be a JSON object, e.g. '{{\"partition\": \"gpu\"}}': {exc}") from None
+        raise SpecError(f'--launcher-args must be a JSON object, e.g. \'{{"partition": "gpu"}}\': {exc}') from None
     if not isinstance(args, dict):
         raise SpecError(f"--launcher-args must be a JSON object, got {type(args).__name__}")
     allowed = ARG_TYPES[kind]
@@ -155,16 +155,20 @@ def threads_per_run(jobs: int, given: int | None = None) -> int:
     return min(n, int(env)) if env.isdigit() and int(env) > 0 else n
 
 
-def worker_call(fn: Callable[..., Any], args: tuple[Any, ...], threads: int | None) -> dict[str, Any]:
-    """The body of every worker: set torch's threads (``threads``; None leaves them), turn progress bars off, call
-    ``fn(*args)``. Returns ``{"value", "seconds"}`` or, for a run that raised, ``{"error", "detail", "seconds"}``
-    (never raises an ordinary exception, so that an exception that does not pickle cannot break the launcher)."""
+def worker_call(
+    fn: Callable[..., Any], args: tuple[Any, ...], threads: int | None, own_process: bool = True
+) -> dict[str, Any]:
+    """The body of every worker: set torch's threads (``threads``; None leaves them), turn progress bars off (in a
+    worker process of its own: ``own_process``), call ``fn(*args)``. Returns ``{"value", "seconds"}`` or, for a run
+    that raised, ``{"error", "detail", "seconds"}`` (never raises an ordinary exception, so that an exception that
+    does not pickle cannot break the launcher)."""
     if threads:
         os.environ["OMP_NUM_THREADS"] = str(threads)
         import torch
 
         torch.set_num_threads(threads)
-    set_quiet(True)
+    if own_process:
+        set_quiet(True)
     t0 = time.perf_counter()
     try:
         value = fn(*args)

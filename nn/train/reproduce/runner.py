@@ -1,6 +1,8 @@
 """Run a reproduction: every job as an ordinary training run under DIR/runs/, then DIR/table.json, DIR/table.md and
 DIR/plot.png. Resumable: a job whose run holds DIR/runs/NAME/reproduce.json is read back, an interrupted one resumed
-from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing."""
+from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing. The runs still to train
+go to a launcher (nn/train/launch: this process, a local pool, SLURM or Ray); one that fails is recorded as failed
+and retried by the next invocation."""
 
 from __future__ import annotations
 
