@@ -14,6 +14,8 @@ import click
 
 from fsa2rnn.fsa import signals
 from fsa2rnn.fsa.errors import Interrupted
+from fsa2rnn.nn.train.reproduce.runner import RECORD
+from fsa2rnn.nn.train.runfiles import MODEL, has_checkpoint
 
 from .errors import printable
 
@@ -40,8 +42,6 @@ def stop(exc: BaseException, what: str, go_on: str, status: int | None = None) -
 def train_stopped(exc: BaseException, plan: Any, params: dict[str, Any], status: int | None = None) -> NoReturn:
     """``fsa2rnn train`` stopped (``plan``: its Plan, None when it was stopped before its checks were done); a
     torchrun worker exits with ``status`` 0 (its launcher exits with the signal's)."""
-    from fsa2rnn.nn.train.runfiles import MODEL, has_checkpoint
-
     runs = [path for _, path in plan.configs] if plan is not None else []
     kept = [r for r in runs if has_checkpoint(r)]
     parts = [str(exc)] if isinstance(exc, Interrupted) else []
@@ -59,8 +59,6 @@ def train_stopped(exc: BaseException, plan: Any, params: dict[str, Any], status:
 def reproduce_stopped(exc: BaseException, folder: Path, jobs: list[Any], command: str, since: float) -> NoReturn:
     """``fsa2rnn reproduce`` stopped: the runs finished, the table if it was written (at or after ``since``, a
     time.time()), and the same command, which goes on from there."""
-    from fsa2rnn.nn.train.reproduce.runner import RECORD
-
     done = sum((folder / "runs" / job.name / RECORD).is_file() for job in jobs)
     parts = [str(exc)] if isinstance(exc, Interrupted) else []
     parts.append(f"{done} of {len(jobs)} runs finished, kept under {str(folder / 'runs')!r}" if done else
