@@ -14,8 +14,8 @@ from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
 from fsa2rnn.fsa.progress import stages
 
-from .errors import echo_json
-from .options import max_states_option
+from .errors import echo_json, printable
+from .options import FiniteFloatRange, max_states_option
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
 #: Monoids with more elements are analysed from their D-classes (fsa.dclasses.green_classes), never enumerated.
@@ -133,7 +133,7 @@ def _text(report: dict[str, Any]) -> list[str]:
 )
 @click.option(
     "--max-memory",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=MAX_BYTES / 2**30,
     show_default=True,
     help="GiB the monoid and Green's structure may take; fewer elements are allowed when each is large; also "
@@ -158,4 +158,4 @@ def analyze_command(
         echo_json(report)
         return
     for line in _text(report):
-        click.echo(line)
+        click.echo(printable(line))  # names come from the spec: control characters escaped

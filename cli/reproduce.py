@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
-from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa import signals
+from fsa2rnn.fsa.errors import Interrupted, SpecError
 from fsa2rnn.fsa.io import output_directory
+from fsa2rnn.fsa.lock import directory_lock
 from fsa2rnn.nn.train.reproduce import get_reproduction
 from fsa2rnn.nn.train.reproduce.runner import failed_runs, prepare, reproduce
 
 from .errors import echo_json
+from .interrupts import reproduce_command_line, reproduce_stopped
 from .launch_options import launch_options, parse_launcher
 from .options import quiet_option
 
@@ -61,16 +65,29 @@ def reproduce_command(
     finished runs only, training nothing (DIR must hold runs). --jobs, --launcher and --launcher-args spread the
     runs over local processes, a SLURM cluster or Ray (docs/cluster.md); a run that fails is reported, the others go
     on, and the exit status is 1 — the same command again retries what failed or never ran. See
-    docs/reproductions.md."""
+    docs/reproductions.md.
+
+    DIR has one writer: its lock is held for the whole command, and each run takes its own. SIGINT or SIGTERM at
+    any moment is one line saying what was kept and the command that goes on, exit 130 or 143."""
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
     where = parse_launcher(launcher, jobs, launcher_args)
-    rep = get_reproduction(name)
-    chosen = rep.select(scale, tasks, models, arm, seeds)
-    jobs = rep.jobs(scale, *chosen)
-    if not jobs:
-        raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
-    prepare(rep, scale, folder, jobs, table_only=table_only)
-    table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only, launcher=where)
+    signals.reset()
+    options = {"--tasks": tasks, "--models": models, "--arm": arm, "--seeds": seeds,
+               "--jobs": None if jobs is None else str(jobs), "--launcher": None if launcher == "local" else launcher,
+               "--launcher-args": launcher_args}  # fmt: skip
+    since, jobs = time.time(), []
+    try:
+        with signals.stopping():
+            rep = get_reproduction(name)
+            chosen = rep.select(scale, tasks, models, arm, seeds)
+            jobs = rep.jobs(scale, *chosen)
+            if not jobs:
+                raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
+            with directory_lock(folder, "reproduction folder"):
+                prepare(rep, scale, folder, jobs, table_only=table_only)
+                table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only, launcher=where)
+    except (Interrupted, KeyboardInterrupt) as stop:
+        reproduce_stopped(stop, folder, jobs, reproduce_command_line(name, scale, options, out, table_only), since)
     if as_json:
         echo_json(table)
     else:
