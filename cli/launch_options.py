@@ -10,15 +10,16 @@ import click
 
 from fsa2rnn.nn.train.launch import LAUNCHERS, parse_launcher
 
+from .limit_options import limited
+
 __all__ = ["launch_options", "parse_launcher"]
 
 
 def launch_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
-            click.option(
-                "--jobs",
-                type=click.IntRange(min=1),
+            limited(
+                "jobs",
                 help="Runs at once: local processes (default 1, in this process; each run gets max(1, cores // N) "
                 "torch threads), SLURM's array parallelism, or the runs in flight on Ray.",
             ),

@@ -109,6 +109,7 @@ LIMITS: dict[str, Bound] = {
     "clip": Bound(float, 0, 1e6, why="gradient norm; 0: none"),
     "seed": Bound(int, 0, MAX_SEED, why="64-bit seeds"),
     "nproc": Bound(int, 1, 64, why="data-parallel processes on one machine"),
+    "jobs": Bound(int, 1, 10_000, why="runs at once: local processes, a SLURM array's parallelism, Ray tasks"),
     "log_every": Bound(int, 1, 10**9, why=_STEPS),
     "val_every": Bound(int, 1, 10**9, why=_STEPS),
     "checkpoint_every": Bound(int, 1, 10**9, why=_STEPS),

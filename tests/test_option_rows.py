@@ -67,7 +67,7 @@ ROWS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("train", "--preset"): ((*_TRAIN, "--preset", "x"), "preset"),
     ("train", "--scale"): ((*_TRAIN, "--scale", "small"), "--scale needs a --preset"),
     ("train", "--protocol"): ((*_TRAIN, "--protocol", "x"), "protocol"),
-    ("train", "--jobs"): ((*_TRAIN, "--jobs", "0"), "0 is not in the range x>=1"),
+    ("train", "--jobs"): ((*_TRAIN, "--jobs", "0"), "0 is outside its limit [1, 10,000]"),
     ("train", "--launcher"): ((*_TRAIN, "--launcher", "pbs"), "'pbs' is not one of"),
     ("train", "--launcher-args"): ((*_TRAIN, "--launcher-args", "[]"), "--launcher-args must be a JSON object"),
     ("eval", "--protocol"): (("eval", "{tmp}", "--protocol", "x"), "is not one of"),
@@ -79,7 +79,7 @@ ROWS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("reproduce", "--models"): ((*_REPRODUCE, "--models", "x"), "unknown model of grazzi-table3"),
     ("reproduce", "--arm"): ((*_REPRODUCE, "--arm", "x"), "unknown arm of grazzi-table3"),
     ("reproduce", "--seeds"): ((*_REPRODUCE, "--seeds", "x"), "--seeds must be distinct integers"),
-    ("reproduce", "--jobs"): ((*_REPRODUCE, "--jobs", "0"), "0 is not in the range x>=1"),
+    ("reproduce", "--jobs"): ((*_REPRODUCE, "--jobs", "0"), "0 is outside its limit [1, 10,000]"),
     ("reproduce", "--launcher"): ((*_REPRODUCE, "--launcher", "pbs"), "'pbs' is not one of"),
     ("reproduce", "--launcher-args"): ((*_REPRODUCE, "--launcher-args", "{x"), "--launcher-args must be a JSON"),
 }
