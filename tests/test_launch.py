@@ -27,7 +27,8 @@ from fsa2rnn.nn.train.reproduce.grazzi_s5 import GrazziS5
 
 #: a tiny selection of the grazzi-s5 table: 4 runs of a few steps each
 SELECTION = ["--scale", "tiny", "--tasks", "swaps,s3", "--models", "deltanet", "--arm", "-1..1", "--seeds", "42,43"]
-ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ENV = {**os.environ, **THREADS}
 
 
 # ------------------------------------------------------------------ tasks of the pool tests (module level: they pickle)
@@ -168,7 +169,7 @@ def test_a_local_ray_instance_gives_the_same_figures(sequential, tmp_path):
 
     rep = get_reproduction("grazzi-s5")
     jobs = rep.jobs("tiny", *rep.select("tiny", "swaps,s3", "deltanet", "-1..1", "42,43"))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": ENV})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": THREADS})
     try:
         table = reproduce(rep, "tiny", jobs, tmp_path / "rep", progress=False, launcher=Launcher("ray"))
     finally:
