@@ -4,14 +4,18 @@ no worker inherits this process's torch threads or state).
 Each worker sets torch's threads to :func:`~fsa2rnn.nn.train.launch.threads_per_run` (``max(1, cores // N)``) so
 that N runs do not oversubscribe the cores, and says on a queue which run it has started (the progress line's
 "running"). A worker that dies (killed, out of memory) breaks the pool, which stops every run under way: those are
-reported failed (a rerun resumes them from their checkpoints), the runs not yet started go on in a fresh pool.
+reported failed (a rerun resumes them from their checkpoints), the runs not yet started go on in a fresh pool. When
+the command itself is stopped (Ctrl-C, SIGTERM), no new run starts and the runs under way get SIGINT: each stops
+where it is, resumable from its last checkpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
+import signal
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -64,8 +68,13 @@ def run_pool(launcher: Launcher, tasks: Sequence[Task], board: Board) -> list[Ou
                         results[i] = outcome(tasks[i].key, reply)
                         board.finished(results[i])
                     board.set_running({k for k in running if k not in _keys(results, tasks)})
-            except BaseException:
+            except BaseException:  # Ctrl-C, SIGTERM: no new run starts, the runs under way are told to stop
                 pool.shutdown(wait=False, cancel_futures=True)
+                _drain(started, running)
+                done = _keys(results, tasks)
+                for pid in {pid for key, pid in running.items() if key not in done}:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGINT)
                 raise
         _drain(started, running)
         pending = [i for i in pending if i not in results]
