@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from fsa2rnn.nn.train.launch import LAUNCHERS, parse_launcher
-
+from ..nn.train.launch import LAUNCHERS, parse_launcher
 from .limit_options import limited
 
 __all__ = ["launch_options", "parse_launcher"]

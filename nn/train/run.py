@@ -13,11 +13,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import RunsFailed, SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-from fsa2rnn.fsa.lock import LOCK_NAME
-
+from ...fsa import signals
+from ...fsa.errors import RunsFailed, SpecError
+from ...fsa.io import atomic_write_text, output_directory
+from ...fsa.lock import LOCK_NAME
 from .. import limits
 from . import runfiles
 from .launch import Launcher, Task, parse_launcher, run_tasks

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsa2rnn.fsa.errors import FsaError, Interrupted, MissingDependencyError, SpecError
-from fsa2rnn.fsa.progress import bar, quiet, set_quiet
+from ....fsa.errors import FsaError, Interrupted, MissingDependencyError, SpecError
+from ....fsa.progress import bar, quiet, set_quiet
 
 LAUNCHERS = ("local", "slurm", "ray")
 #: the extra that installs each launcher's engine (pyproject.toml)

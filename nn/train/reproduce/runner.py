@@ -18,10 +18,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-
+from ....fsa import signals
+from ....fsa.errors import SpecError
+from ....fsa.io import atomic_write_text, output_directory
 from ..launch import Launcher, Task, run_tasks
 from ..runfiles import EVAL, read_json
 from .base import Job, Reproduction
