@@ -11,7 +11,7 @@ import torch
 
 from fsa2rnn.compiler import compile_diagonal
 from fsa2rnn.fsa import ConstructionError, resolve_spec
-from fsa2rnn.fsa.group_series import group_cascade
+from fsa2rnn.fsa import group_cascade
 from fsa2rnn.nn import load_model
 
 for spec in ("S4", "Q8", "T4"):
