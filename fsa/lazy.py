@@ -1,6 +1,6 @@
 """Lazy package attributes (PEP 562), the one mechanism of the package: a public name imports its submodule on first
 use, keeping imports light (``fsa2rnn.nn`` without torch until a torch name is asked for, a Triton kernel without
-triton). tests/test_layering.py reads these tables, so a lazy name counts as an import of its submodule."""
+triton). tests/contracts/test_layering.py reads these tables, so a lazy name counts as an import of its submodule."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("fsa", "compiler", "nn", "realize", "cli")
 ALLOWED: dict[str, set[str]] = {
     "fsa": set(),

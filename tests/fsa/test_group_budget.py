@@ -11,8 +11,8 @@ from math import factorial
 import numpy as np
 import pytest
 from sympy.combinatorics import Permutation, PermutationGroup
-from test_groups import CASES
-from test_holonomy_skeleton import SMALL
+from .test_groups import CASES
+from .test_holonomy_skeleton import SMALL
 
 from fsa2rnn.fsa import Automaton
 from fsa2rnn.fsa import groups as groups_mod
