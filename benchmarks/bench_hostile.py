@@ -192,7 +192,7 @@ CASES = (
     _refused("show a typo", ("show", "parit"), "did you mean 'parity'?"),
     Case("train a task typo", ("train", "gazzi:parity", "--out", "{dir}/out"), "did you mean 'grazzi:parity'"),
     _refused("compile --target typo", ("compile", "parity", "--target", "nfms", "-o", "{dir}/t.safetensors"),
-             "Did you mean 'nfsm'?"),  # fmt: skip
+             "did you mean 'nfsm'?"),  # fmt: skip
     _refused("reproduce a table typo", ("reproduce", "grazzi-tabel3", "--out", "{dir}/rep"), "did you mean",
              absent=("rep",)),  # fmt: skip
     # ---------------------------------------------------------------- the base install (no torch)

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import torch
 
-from fsa2rnn.nn.train import load_run
-from fsa2rnn.nn.train import TrainConfig
-from fsa2rnn.nn.train import train
+from fsa2rnn.nn.train import TrainConfig, load_run, train
 from fsa2rnn.realize import compare_lstar
 
 QUIET = dict(progress=False, lmax=False, samples=64, val_every=100, checkpoint_every=1000, seed=0)

@@ -23,7 +23,7 @@ from ...fsa.errors import FsaError, PluginError, UnknownBuiltinError
 from ...fsa.lazy import lazy_getattr
 from ...fsa.library.builtins import builtin_names, is_builtin
 from ...fsa.library.regex_syntax import parse as parse_regex
-from ...fsa.registry import Registry, did_you_mean
+from ...fsa.registry import EXTRAS, Registry, did_you_mean
 from .family import TaskFamily
 
 # the tasks themselves load torch: imported on first use, so that the registry (and `fsa2rnn tasks`) does not
@@ -170,6 +170,12 @@ def task_rows(*, builtin: bool | None = None) -> tuple[list[dict[str, Any]], lis
             rows += [get_task(n).describe() for n in names]
         except FsaError as exc:
             problems.append(str(exc))
+        except ModuleNotFoundError as exc:  # a plug-in's task that needs an extra this installation lacks
+            extra = EXTRAS.get((exc.name or "").split(".")[0])
+            if extra is None:
+                raise
+            lacks = f"needs {exc.name}, which this installation lacks: pip install 'fsa2rnn[{extra}]'"
+            problems.append(f"task {name!r} {lacks}")
     problems += [p for p in TASKS.problems() if p not in problems]
     return rows, problems
 
