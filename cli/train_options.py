@@ -1,5 +1,5 @@
 """The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (which runs the same command). Importing this module never
+``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS`` (which runs the same command). Importing this module never
 imports torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
 """
 

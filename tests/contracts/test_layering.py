@@ -5,7 +5,7 @@ resolved):
 
     fsa → nothing; compiler → fsa; nn → fsa, compiler; realize → those and nn; cli → all.
 
-A package's ``__main__.py`` is a command-line entry point (``python -m fsa2rnn.nn.train`` runs ``fsa2rnn train``):
+A package's ``__main__.py`` is a command-line entry point (``python -m fsa2rnn.cli`` runs ``fsa2rnn``):
 it may import cli, and no module imports it. Also: no import of another package's private ``_name``; torch and
 triton only in nn, realize and cli; no import cycle, counting the imports inside functions too; and an import
 inside a function only where it defers a library that is slow to import or optional — torch, triton, matplotlib,
@@ -288,7 +288,7 @@ PLANTED = [
     ("fsa/io.py", "def _planted():\n    from .automaton import Automaton", "import cycle"),
     ("fsa/dot.py", "def _planted():\n    import json", "json imported inside a function"),
     ("nn/lmax.py", "def _planted():\n    from .limits import MAX_LENGTH", "nn.limits imported inside a function"),
-    ("cli/show.py", "from fsa2rnn.nn.train import __main__", "imports the entry point fsa2rnn.nn.train.__main__"),
+    ("cli/show.py", "from fsa2rnn.cli import __main__", "imports the entry point fsa2rnn.cli.__main__"),
     ("fsa/dot.py", "from fsa2rnn.compiler import compile_nfsm", "fsa imports fsa2rnn.compiler"),
 ]
 

@@ -28,7 +28,7 @@ def test_the_toy_target_is_registered_from_its_entry_point():
     assert "onehot" in TARGETS.names() and not TARGETS.is_builtin("onehot")
     assert TARGETS.origin("onehot").startswith("fsa2rnn-toys")
     assert TARGETS.ref("onehot") == "fsa2rnn_toys.onehot:TARGET"
-    import test_conformance
+    from . import test_conformance
 
     assert "onehot" in test_conformance.TARGETS  # the conformance test runs it on every small case
 
