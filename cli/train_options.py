@@ -1,5 +1,5 @@
 """The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (which runs the same command). Importing this module never
+``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS`` (which runs the same command). Importing this module never
 imports torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
 """
 
@@ -11,10 +11,9 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from fsa2rnn.nn.layers import LAYERS
-from fsa2rnn.nn.limits import LIMITS, limit_help
-from fsa2rnn.nn.lmax import DEFAULT_CAP
-
+from ..nn.layers import LAYERS
+from ..nn.limits import LIMITS, limit_help
+from ..nn.lmax import DEFAULT_CAP
 from .limit_options import checked
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —

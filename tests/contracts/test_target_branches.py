@@ -18,7 +18,7 @@ import pytest
 
 from fsa2rnn.compiler.registry import TARGETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("fsa", "compiler", "nn", "realize", "cli")
 #: the registry itself and the targets' own folders, where a target names itself
 REGISTRY = ("compiler/registry.py", "compiler/targets/")
@@ -57,10 +57,26 @@ def _class_name(node: ast.AST) -> str | None:
     return None
 
 
+def _segments(source: str):
+    """``ast.get_source_segment`` with the lines split once (it splits the whole source at every call)."""
+    lines = [line.encode() for line in source.splitlines(keepends=True)]
+
+    def seg(node: ast.AST) -> str:
+        if getattr(node, "end_lineno", None) is None:
+            return ""
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first][node.col_offset : node.end_col_offset].decode()
+        parts = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
+        return b"".join(parts).decode()
+
+    return seg
+
+
 def branches(source: str, path: str, names: set[str], classes: set[str]) -> list[str]:
     """Every branch on a target's name or class in one module's source, as 'path:line: what'."""
     tree = ast.parse(source)
-    seg = lambda n: ast.get_source_segment(source, n) or ""  # noqa: E731
+    seg = _segments(source)
     # variables that hold a target's name: assigned from an expression that names ``target``
     targetish = set()
     for node in ast.walk(tree):
@@ -124,14 +140,20 @@ PLANTED = [
 
 @pytest.mark.parametrize("code, message", PLANTED, ids=[p[1] for p in PLANTED])
 def test_a_planted_branch_is_found(code, message):
-    found = package_branches({"realize/planted.py": code})
+    found = branches(code, "realize/planted.py", target_names(), target_classes())
     assert any(v.startswith("realize/planted.py") and message in v for v in found), found
+
+
+def test_a_planted_branch_in_the_registry_or_a_target_folder_is_allowed():
+    code = PLANTED[0][0]
+    assert package_branches({"compiler/targets/nfsm/planted.py": code, "compiler/registry.py": code}) == []
+    assert package_branches({"realize/planted.py": code}) != []
 
 
 def test_a_layer_named_like_a_target_is_no_branch():
     """A trained layer family called "nfsm" is compared with its own name freely (it is not a target)."""
     code = "if cfg.layer == 'nfsm' or model.config.layer in ('pdssm', 'mamba'):\n    pass\n"
-    assert package_branches({"realize/planted.py": code}) == []
+    assert branches(code, "realize/planted.py", target_names(), target_classes()) == []
 
 
 def test_every_builtin_target_names_its_docs_page_and_the_architecture_page_its_folder():

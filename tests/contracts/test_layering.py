@@ -5,7 +5,7 @@ resolved):
 
     fsa → nothing; compiler → fsa; nn → fsa, compiler; realize → those and nn; cli → all.
 
-A package's ``__main__.py`` is a command-line entry point (``python -m fsa2rnn.nn.train`` runs ``fsa2rnn train``):
+A package's ``__main__.py`` is a command-line entry point (``python -m fsa2rnn.cli`` runs ``fsa2rnn``):
 it may import cli, and no module imports it. Also: no import of another package's private ``_name``; torch and
 triton only in nn, realize and cli; no import cycle, counting the imports inside functions too; and an import
 inside a function only where it defers a library that is slow to import or optional — torch, triton, matplotlib,
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("fsa", "compiler", "nn", "realize", "cli")
 ALLOWED: dict[str, set[str]] = {
     "fsa": set(),
@@ -115,14 +115,23 @@ def _lazy_names(path: Path) -> dict[str, str]:
     """The lazy attributes of a package (``__getattr__ = lazy_getattr(__name__, {name: (module, attr)})``, the one
     mechanism, fsa/lazy.py): name → module, relative to the package as lazy_getattr reads it."""
     out: dict[str, str] = {}
-    for node in ast.parse(path.read_text()).body:
+    body = ast.parse(path.read_text()).body
+    assigned = {  # module-level NAME = {...}: a table may be named before it is passed
+        t.id: node.value
+        for node in body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for node in body:
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
             and getattr(node.value.func, "id", None) == "lazy_getattr"
             and len(node.value.args) == 2
         ):
-            table = ast.literal_eval(node.value.args[1])
+            arg = node.value.args[1]
+            table = ast.literal_eval(assigned[arg.id] if isinstance(arg, ast.Name) else arg)
             out.update({name: module for name, (module, _) in table.items()})
     return out
 
@@ -279,7 +288,7 @@ PLANTED = [
     ("fsa/io.py", "def _planted():\n    from .automaton import Automaton", "import cycle"),
     ("fsa/dot.py", "def _planted():\n    import json", "json imported inside a function"),
     ("nn/lmax.py", "def _planted():\n    from .limits import MAX_LENGTH", "nn.limits imported inside a function"),
-    ("cli/show.py", "from fsa2rnn.nn.train import __main__", "imports the entry point fsa2rnn.nn.train.__main__"),
+    ("cli/show.py", "from fsa2rnn.cli import __main__", "imports the entry point fsa2rnn.cli.__main__"),
     ("fsa/dot.py", "from fsa2rnn.compiler import compile_nfsm", "fsa imports fsa2rnn.compiler"),
 ]
 

@@ -1,5 +1,5 @@
 """Data parallel training under torchrun (gloo on CPU): `fsa2rnn train --nproc 2` launches `torchrun
---nproc-per-node 2 -m fsa2rnn.nn.train ARGS`, trains, writes one set of files, and its losses equal those of one
+--nproc-per-node 2 -m fsa2rnn.cli.train ARGS`, trains, writes one set of files, and its losses equal those of one
 process with the same global batch (Gumbel noise and dropout drawn per global batch, not per rank)."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_two_gloo_processes_match_one_process(tmp_path):
 
 
 def test_the_torchrun_entry_point_refuses_bad_input_in_one_line(tmp_path):
-    cmd = [sys.executable, "-m", "fsa2rnn.nn.train", "no-such-task", "--out", str(tmp_path / "r")]
+    cmd = [sys.executable, "-m", "fsa2rnn.cli.train", "no-such-task", "--out", str(tmp_path / "r")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown task") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "r").exists()
