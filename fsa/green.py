@@ -6,7 +6,7 @@ being finite, D = J: s J t ⇔ MsM = MtM ⇔ mutually reachable in the union of 
 L-labels through the egg-box: the components of the graph joining each element's R- and L-class). A D-class is regular
 when it contains an idempotent; the H-class of an idempotent e is a group, the maximal subgroup at e, which acts
 faithfully by permutations on the image of e (Clifford & Preston; Rhodes & Steinberg, The q-theory, §4.6).
-Components come from ``scipy.sparse.csgraph.connected_components(connection="strong")``: O(|M|·|Σ|).
+Components come from fsa/graphs.py: O(|M|·|Σ|).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+
+from .graphs import connected_components, strong_components
 
 if TYPE_CHECKING:  # pragma: no cover
     from sympy.combinatorics import PermutationGroup
@@ -29,11 +29,9 @@ def _scc_labels(*graphs: np.ndarray) -> np.ndarray:
     """Labels of the strongly connected components of the union of the given (m, k) successor arrays,
     renumbered in order of their smallest element (so the identity's class is 0)."""
     m = len(graphs[0])
-    cols = np.concatenate([g.reshape(-1) for g in graphs]).astype(np.int32)
-    rows = np.concatenate([np.repeat(np.arange(m, dtype=np.int32), g.shape[1]) for g in graphs])
-    adj = csr_matrix((np.ones(len(cols), dtype=np.int8), (rows, cols)), shape=(m, m))
-    _, labels = connected_components(adj, directed=True, connection="strong")
-    return _first_occurrence_relabel(labels)
+    cols = np.concatenate([g.reshape(-1) for g in graphs])
+    rows = np.concatenate([np.repeat(np.arange(m), g.shape[1]) for g in graphs])
+    return _first_occurrence_relabel(strong_components(rows, cols, m))
 
 
 def _d_labels(R: np.ndarray, L: np.ndarray) -> np.ndarray:
@@ -42,9 +40,7 @@ def _d_labels(R: np.ndarray, L: np.ndarray) -> np.ndarray:
     R-class and the L-class of each element — a graph on #R + #L nodes, much smaller than the Cayley graphs."""
     nR, nL = int(R.max()) + 1, int(L.max()) + 1
     pairs = np.unique(R.astype(np.int64) * nL + L)
-    rows, cols = pairs // nL, nR + pairs % nL
-    adj = csr_matrix((np.ones(len(pairs), dtype=np.int8), (rows, cols)), shape=(nR + nL, nR + nL))
-    _, comp = connected_components(adj, directed=False)
+    comp = connected_components(pairs // nL, nR + pairs % nL, nR + nL)
     return _first_occurrence_relabel(comp[R])
 
 
@@ -138,20 +134,32 @@ class MaximalSubgroup:
         return self._cache["group"]
 
     @property
-    def name(self) -> str:
-        from .groups import group_name
+    def summary(self) -> Any:
+        """Order, name and composition factors (fsa.groups.describe_group) of the natural action when the monoid is
+        that group, else of the action on the image."""
 
-        if self.order == 1:
-            return "C1"
-        return self._cached("name", lambda: group_name(self.group))
+        def describe() -> Any:
+            from .groups import describe_group
+
+            what = f"the maximal subgroup of D-class {self.d_class}"
+            if self.natural_action is not None:
+                natural = describe_group(self.natural_action, what=what)
+                if natural.order == self.order:
+                    return natural
+            if self.rank <= 16:
+                return describe_group(self.generators, degree=self.rank, what=what)
+            G = self.group  # a smaller faithful action when one is found (M11 on 11 points, not 7920)
+            return describe_group([g.array_form + list(range(g.size, G.degree)) for g in G.generators], what=what)
+
+        return self._cached("summary", describe)
+
+    @property
+    def name(self) -> str:
+        return "C1" if self.order == 1 else self.summary.name
 
     @property
     def composition_factors(self) -> list[str]:
-        from .groups import composition_factors
-
-        if self.order == 1:
-            return []
-        return self._cached("factors", lambda: composition_factors(self.group))
+        return [] if self.order == 1 else list(self.summary.composition_factors)
 
     @property
     def is_abelian(self) -> bool:
@@ -163,7 +171,7 @@ class MaximalSubgroup:
     def is_solvable(self) -> bool:
         if self.order == 1 or self.is_abelian:
             return True
-        return self._cached("solvable", lambda: bool(self.group.is_solvable))
+        return bool(self.summary.is_solvable)
 
     def _cached(self, key: str, fn: Any) -> Any:
         if key not in self._cache:
@@ -278,25 +286,21 @@ def _unit_generators(M: TransitionMonoid) -> np.ndarray:
 
 def _generating_subset(perms: np.ndarray) -> np.ndarray:
     """A small subset of the group ``perms`` (all its elements, as permutations) that generates it: greedily add
-    the first element outside the subgroup generated so far (closure by the vectorized monoid BFS)."""
-    from .monoid import TransitionMonoid
+    the first element outside the subgroup generated so far (closures on the group's element table)."""
+    from .group_table import GroupTable
 
     order, r = perms.shape
     ident = np.arange(r)
-    chosen: list[np.ndarray] = []
-    closure_size = 1
-    member = None
-    candidates = [p for p in perms if not np.array_equal(p, ident)]
-    while closure_size < order:
-        if member is None:
-            nxt = candidates[0]
-        else:
-            ids = member.index(np.asarray(candidates))
-            nxt = candidates[int(np.flatnonzero(np.asarray(ids) < 0)[0])]
-        chosen.append(nxt)
-        member = TransitionMonoid(np.asarray(chosen))
-        closure_size = member.size
-    return np.asarray(chosen) if chosen else ident[None, :]
+    is_ident = np.all(perms == ident, axis=1)
+    rows = np.concatenate([ident[None, :], perms[~is_ident]])  # the identity first, then in the given order
+    T = GroupTable.of(rows[:0], 0, elements=rows)
+    chosen: list[int] = []
+    inside = np.zeros(order, dtype=bool)
+    inside[0] = True
+    while not inside.all():
+        chosen.append(int(np.argmin(inside)))
+        inside[T.subgroup(np.asarray(chosen)).members] = True
+    return rows[chosen] if chosen else ident[None, :]
 
 
 __all__ = ["GreenStructure", "MaximalSubgroup"]

@@ -24,12 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from math import factorial, lcm
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sympy import factorint
-from sympy.combinatorics import Permutation, PermutationGroup
 
 from .errors import LimitExceededError
+from .group_table import GroupTable, prime_factors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sympy.combinatorics import Permutation, PermutationGroup
 
 #: Groups up to this order are tested for simplicity exhaustively (one normal closure per conjugacy class).
 MAX_EXHAUSTIVE_ORDER = 200_000
@@ -100,6 +103,8 @@ def permutation_group(perms: np.ndarray | Sequence[Sequence[int]], degree: int |
     An empty list gives the trivial group on ``degree`` points (default 1). O(rows · d) plus sympy's Schreier–Sims
     when the group's order is first asked for.
     """
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     rows = [list(map(int, p)) for p in np.asarray(perms, dtype=np.int64).reshape(len(perms), -1)] if len(perms) else []
     d = degree if degree is not None else (len(rows[0]) if rows else 1)
     for r in rows:
@@ -109,7 +114,7 @@ def permutation_group(perms: np.ndarray | Sequence[Sequence[int]], degree: int |
     return PermutationGroup(gens)
 
 
-def is_solvable(G: PermutationGroup) -> bool:
+def is_solvable(G: PermutationGroup | GroupTable) -> bool:
     """Whether G is solvable (its derived series reaches 1). Polynomial time (sympy, Schreier–Sims)."""
     return bool(G.is_solvable)
 
@@ -117,12 +122,14 @@ def is_solvable(G: PermutationGroup) -> bool:
 def _prime_factors(n: int) -> list[str]:
     """Composition factors of a solvable group of order n: one C_p per prime p dividing n, with multiplicity."""
     out: list[str] = []
-    for p, e in sorted(factorint(n).items(), reverse=True):
+    for p, e in reversed(prime_factors(n)):
         out += [f"C{p}"] * e
     return out
 
 
-def _moved_points(G: PermutationGroup) -> int:
+def _moved_points(G: PermutationGroup | GroupTable) -> int:
+    if isinstance(G, GroupTable):
+        return G.moved_points()
     moved = set()
     for g in G.generators:
         moved.update(i for i, j in enumerate(g.array_form) if i != j)
@@ -148,11 +155,13 @@ def _normal_closures_proper(P: PermutationGroup) -> PermutationGroup | None:
             f"composition factors of a non-solvable group of order {order:,} exceed the limit "
             f"of {MAX_EXHAUSTIVE_ORDER:,} for the exhaustive simplicity test"
         )
+    from sympy.combinatorics import PermutationGroup
+
     # cheap first: closures of generators and their prime-order powers
     candidates = list(P.generators)
     for g in P.generators:
         o = g.order()
-        candidates += [g ** (o // p) for p in factorint(o)]
+        candidates += [g ** (o // p) for p, _ in prime_factors(o)]
     for g in candidates:
         if g.is_Identity:
             continue
@@ -171,6 +180,8 @@ def _normal_closures_proper(P: PermutationGroup) -> PermutationGroup | None:
 
 def _on_points(perms: Sequence[Permutation], points: Sequence[int]) -> PermutationGroup:
     """The permutations restricted to an invariant set of points, relabeled 0..m−1 in the given order."""
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     pos = {p: i for i, p in enumerate(points)}
     return PermutationGroup([Permutation([pos[g.array_form[p]] for p in points]) for g in perms])
 
@@ -182,6 +193,8 @@ def _split(G: PermutationGroup) -> tuple[PermutationGroup, PermutationGroup] | N
     The kernel is a pointwise stabilizer (Schreier–Sims with a base through X): for blocks, in the action of G on
     its points together with the blocks (faithful, as G acts on its points), restricted back to the points.
     """
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     n = G.degree
     gens = [g if g.size == n else Permutation(g.array_form + list(range(g.size, n))) for g in G.generators]
     orbit = sorted(G.orbit(0))
@@ -202,6 +215,8 @@ def _split(G: PermutationGroup) -> tuple[PermutationGroup, PermutationGroup] | N
 
 def _quotient(P: PermutationGroup, N: PermutationGroup) -> PermutationGroup:
     """P/N as a permutation group: the action of P on the cosets of the normal subgroup N (degree |P:N|)."""
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     table = P.coset_table(N)
     cols = len(table[0])
     return PermutationGroup([Permutation([row[c] for row in table]) for c in range(cols)])
@@ -228,7 +243,7 @@ def _perfect_factors(P: PermutationGroup) -> list[str]:
     return composition_factors(_quotient(P, N)) + composition_factors(N)
 
 
-def composition_factors(G: PermutationGroup) -> list[str]:
+def composition_factors(G: PermutationGroup | GroupTable) -> list[str]:
     """The composition factors of G, with multiplicity (a multiset: the order of the list carries no meaning
     beyond being deterministic).
 
@@ -246,6 +261,8 @@ def composition_factors(G: PermutationGroup) -> list[str]:
         return []
     if G.is_solvable:
         return _prime_factors(int(G.order()))
+    if isinstance(G, GroupTable):
+        G = G.sympy()
     split = _split(G)
     if split is not None:
         return composition_factors(split[0]) + composition_factors(split[1])
@@ -280,14 +297,18 @@ def _abelian_name(invariants: tuple[int, ...]) -> str:
     return " x ".join(f"C{f}" for f in sorted(factors))
 
 
-def group_name(G: PermutationGroup) -> str:
+def group_name(G: PermutationGroup | GroupTable) -> str:
     """A name for the isomorphism type of G in the style of docs/architecture.md, "Vocabulary".
 
     ``C1``; abelian groups as ``C<n>`` or ``C2 x C2`` (invariant factors); ``S<n>`` and ``A<n>``; dihedral
     ``D<2n>``; ``Q8``; non-abelian simple groups by their Atlas name (``PSL(2,7)``, ``M11``); else ``order N``.
     Recognition uses invariants (order, centre, derived subgroup, element orders), so it names abstract
-    groups whatever the action. Cost: a few Schreier–Sims runs; element enumeration only for orders ≤ 10^5.
+    groups whatever the action. Cost: a few Schreier–Sims runs; element enumeration only for orders ≤ 10^5. A
+    :class:`~fsa2rnn.fsa.group_table.GroupTable` answers the same questions from its element table (no sympy) when
+    it is solvable; a non-solvable one is handed to sympy.
     """
+    if isinstance(G, GroupTable) and not G.is_solvable:
+        G = G.sympy()
     order = int(G.order())
     if order == 1:
         return "C1"
@@ -297,7 +318,7 @@ def group_name(G: PermutationGroup) -> str:
         return _abelian_name(tuple(int(a) for a in G.abelian_invariants()))
     if order == 6:
         return "S3"  # the only non-abelian group of order 6
-    if order == 8 and sum(1 for g in G.generate() if g.order() == 2) == 1:
+    if order == 8 and _involutions(G) == 1:
         return "Q8"
     d = _moved_points(G)
     if d >= 4 and order == factorial(d):
@@ -319,6 +340,12 @@ def group_name(G: PermutationGroup) -> str:
     if half == 4 and center_trivial and D.order() == 4:
         return "A4"
     return f"order {order}"
+
+
+def _involutions(G: PermutationGroup | GroupTable) -> int:
+    if isinstance(G, GroupTable):
+        return G.involutions()
+    return sum(1 for g in G.generate() if g.order() == 2)
 
 
 def _factorial_degree(order: int) -> int | None:
@@ -352,6 +379,8 @@ def smaller_faithful_action(G: PermutationGroup, order: int | None = None, tries
     down to a small degree before naming. Intransitive groups are returned unchanged. O(tries · d) per round
     plus Schreier–Sims on each smaller candidate; pass ``order`` when known to skip it on G itself.
     """
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     order = int(G.order()) if order is None else int(order)
     while G.degree > 2 and G.is_transitive():
         d = G.degree
@@ -381,6 +410,9 @@ MAX_NAMED_ORDER = 10**6
 MAX_GROUP_DEGREE = 64
 #: A group acting on more than MAX_GROUP_DEGREE points is enumerated (breadth first) up to order × degree cells.
 MAX_ENUMERATED_CELLS = 5 * 10**6
+#: Solvable groups of at most this many (order × degree) cells are described from their element tables
+#: (fsa/group_table.py), without sympy.
+MAX_TABLE_CELLS = 1 << 18
 #: Random elements (product replacement, seeded) tried for a Jordan witness on a transitive group.
 JORDAN_TRIES = 120
 
@@ -435,13 +467,10 @@ def _commute(gens: np.ndarray) -> bool:
 
 def _orbits(gens: np.ndarray) -> np.ndarray:
     """Orbit id of each point (connected components of the graph i — g(i))."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from .graphs import connected_components
 
     d = gens.shape[1]
-    src = np.tile(np.arange(d), len(gens))
-    graph = coo_matrix((np.ones(src.size, dtype=np.int8), (src, gens.reshape(-1))), shape=(d, d))
-    return connected_components(graph, directed=False)[1]
+    return connected_components(np.tile(np.arange(d), len(gens)), gens.reshape(-1), d)
 
 
 def _cycle_labels(p: np.ndarray) -> np.ndarray:
@@ -543,6 +572,8 @@ def _faithful_orbits(gens: np.ndarray, elements: np.ndarray) -> np.ndarray:
 def _fewer_generators(gens: np.ndarray) -> list[Permutation]:
     """An irredundant generating subsequence (each generator kept only if outside the group of those before it):
     at most log2 |G| generators, which keeps sympy's normal closures and derived series cheap."""
+    from sympy.combinatorics import Permutation, PermutationGroup
+
     perms = [Permutation(list(map(int, g))) for g in gens]
     if len(perms) <= 4:
         return perms
@@ -635,6 +666,15 @@ def _summary(
         known = len(elements)
         gens = _on_moved_points(_faithful_orbits(gens, elements))
         d = gens.shape[1]
+    table = GroupTable.of(gens, MAX_TABLE_CELLS)
+    if table is not None and table.is_solvable:  # the element table answers without sympy
+        order = table.order()
+        name = _natural_name(order, [d, *other_degrees])
+        if name is None:
+            name = group_name(table) if order <= max_named_order else f"order {order}"
+        return GroupSummary(order, name, tuple(composition_factors(table)), abelian, d)
+    from sympy.combinatorics import PermutationGroup
+
     G = PermutationGroup(_fewer_generators(gens))
     order = int(G.order()) if known is None else known
     name = _natural_name(order, [d, *other_degrees])

@@ -34,12 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component, prefix_ids
 from .errors import ConstructionError, LimitExceededError
+from .graphs import strong_components
 
 #: Most sets the extended image set may have.
 MAX_IMAGE_SET = 100_000
@@ -256,8 +255,8 @@ class Skeleton:
         N, M, n, k = self.n_images, self.M, self.n, self.n_symbols
         src = np.repeat(np.arange(N), k)
         dst = self.image[:N].reshape(-1)
-        g = coo_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(N, N)).tocsr()
-        n_scc, lab = connected_components(g, directed=True, connection="strong")
+        lab = strong_components(src, dst, N)
+        n_scc = int(lab.max()) + 1
         # classes numbered by their first (breadth-first) member, so class 0 is Q's and reps come first
         first = np.full(n_scc, N, dtype=np.int64)
         np.minimum.at(first, lab, np.arange(N))
@@ -271,10 +270,7 @@ class Skeleton:
         extra = np.arange(N, M)
         if extra.size:
             qs = np.array([int(np.flatnonzero(self.sets[s])[0]) for s in extra])
-            sg = coo_matrix(
-                (np.ones(n * k, dtype=np.int8), (np.tile(np.arange(n), k), self.gens.reshape(-1))), shape=(n, n)
-            ).tocsr()
-            _, slab = connected_components(sg, directed=True, connection="strong")
+            slab = strong_components(np.tile(np.arange(n), k), self.gens.reshape(-1), n)
             seen: dict[int, int] = {}
             for s, q in zip(extra, qs):
                 c = seen.get(int(slab[q]))
@@ -818,11 +814,12 @@ def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[Cascad
 
 
 def holonomy_levels(
-    automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET, depth: str = "sgpdec"
+    automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET, depth: str = "sgpdec", skeleton: Skeleton | None = None
 ) -> list[CascadeLevel]:
     """The levels of the holonomy decomposition (components with points and holonomy groups, top first) from the
-    skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths."""
-    sk = Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
+    skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths.
+    ``skeleton``: the automaton's Skeleton when already built (then ``max_image_set`` and ``depth`` are its own)."""
+    sk = skeleton if skeleton is not None else Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
     return _components(automaton, sk, _Layout(sk))
 
 

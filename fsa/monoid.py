@@ -236,30 +236,36 @@ class _Keys:
 def powers_count(t: np.ndarray) -> int:
     """|{t^0, t^1, t^2, …}| = index + period of the transformation t: the powers repeat from t^I on with period
     p, where I is the longest tail of its functional graph (steps from a point to the cycles) and p the lcm of its
-    cycle lengths. O(n log n) time, O(n) memory: squaring finds the cycles, one breadth-first search the tails."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components, shortest_path
-
+    cycle lengths. O(n log n) time, O(n log n) memory, vectorized: squaring finds the cycles, pointer doubling
+    their lengths, and a binary search over the powers t^(2^j) the tails."""
     t = np.asarray(t, dtype=np.int64)
     n = len(t)
-    power, e = t, 1
-    while e <= n:  # t^e with e > n maps every point onto the cycles
-        power, e = power[power], 2 * e
+    jumps = [t]  # t^(2^j)
+    while (1 << (len(jumps) - 1)) <= n:  # t^e with e > n maps every point onto the cycles
+        jumps.append(jumps[-1][jumps[-1]])
     on_cycle = np.zeros(n, dtype=bool)
-    on_cycle[power] = True
+    on_cycle[jumps[-1]] = True
     cyc = np.flatnonzero(on_cycle)
-    _, lab = connected_components(coo_matrix((np.ones(len(cyc)), (cyc, t[cyc])), shape=(n, n)), directed=False)
-    lengths = np.unique(np.bincount(lab[cyc])[np.unique(lab[cyc])])
+    # on the cycles t is a permutation: each cycle's length from the smallest point it reaches (pointer doubling)
+    label, jump = cyc.copy(), t[cyc]
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[cyc] = np.arange(len(cyc))
+    for _ in range(len(jumps)):
+        label = np.minimum(label, label[pos[jump]])
+        jump = jump[pos[jump]]
+    lengths = np.unique(np.bincount(label)[np.unique(label)])
     period = math.lcm(*(int(v) for v in lengths))
-    off = np.flatnonzero(~on_cycle)
-    if not len(off):
+    if on_cycle.all():
         return period
-    # tails: depth in the forest of reversed edges hanging from a root joined to every cycle point
-    src = np.concatenate([np.full(len(cyc), n), t[off]])
-    dst = np.concatenate([cyc, off])
-    graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n + 1, n + 1)).tocsr()
-    depth = shortest_path(graph, method="D", unweighted=True, indices=n)  # breadth first, in C
-    return int(depth.max()) - 1 + period
+    # tail of each point: the least e with t^e(p) on a cycle, bit by bit from the largest power down
+    cur, tail = np.arange(n), np.zeros(n, dtype=np.int64)
+    for j in range(len(jumps) - 1, -1, -1):
+        nxt = jumps[j][cur]
+        move = ~on_cycle[nxt]
+        cur = np.where(move, nxt, cur)
+        tail += move << j
+    tail += ~on_cycle  # one more step from the last point off the cycles
+    return int(tail.max()) + period
 
 
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:

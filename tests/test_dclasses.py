@@ -161,14 +161,14 @@ def test_realizability_from_the_d_classes_matches_the_full_path(spec):
 def test_analyze_json_is_the_same_on_both_paths(monkeypatch):
     """The green path (forced by a threshold of 0) gives the same JSON as the enumeration, up to the numbering of
     the D-classes that carry the subgroups."""
-    from fsa2rnn.cli import analyze as cli_analyze
+    from fsa2rnn.fsa import analysis
 
     for spec in ("T4", "flipflop", "S4", "gridworld:3"):
         a = resolve_spec(spec)
-        full = cli_analyze.analysis(a, cascade=False)
-        monkeypatch.setattr(cli_analyze, "ENUMERATION_THRESHOLD", 0)
-        assert type(cli_analyze.monoid_structure(a)).__name__ == "GreenClasses"
-        green = cli_analyze.analysis(a, cascade=False)
+        full = analysis.analyze(a, cascade=False)
+        monkeypatch.setattr(analysis, "ENUMERATION_THRESHOLD", 0)
+        assert type(analysis.monoid_structure(a)).__name__ == "GreenClasses"
+        green = analysis.analyze(a, cascade=False)
         monkeypatch.undo()
         for r in (full, green):
             r["monoid"]["subgroups"] = sorted(
@@ -191,10 +191,10 @@ def test_analyze_t7_takes_the_green_path_with_the_same_keys():
 
     from click.testing import CliRunner
 
-    from fsa2rnn.cli import analyze as cli_analyze
     from fsa2rnn.cli.main import main
+    from fsa2rnn.fsa.analysis import monoid_structure
 
-    assert type(cli_analyze.monoid_structure(resolve_spec("T7"))).__name__ == "GreenClasses"
+    assert type(monoid_structure(resolve_spec("T7"))).__name__ == "GreenClasses"
     big = json.loads(CliRunner().invoke(main, ["analyze", "T7", "--json", "--no-cascade"]).output)
     small = json.loads(CliRunner().invoke(main, ["analyze", "T4", "--json", "--no-cascade"]).output)
     m = big["monoid"]
