@@ -41,7 +41,7 @@ import numpy as np
 from .errors import LimitExceededError
 from .graphs import breadth_first_predecessors, strong_components
 from .green import subgroup_record
-from .group_table import row_keys
+from .group_table import generates_symmetric, row_keys
 from .monoid import MAX_BYTES, _as_generators
 
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
@@ -284,36 +284,8 @@ class _Group:
     def symmetric(self) -> bool:
         """Whether the group is Sym(r): its transpositions join all r points (they then generate Sym(r)), or
         else its enumerated order is r!."""
-        if self.r <= 1:
+        if generates_symmetric(self.gens, self.r):
             return True
-        moved = self.gens != np.arange(self.r)
-        t = self.gens[moved.sum(axis=1) == 2]
-        if len(t):
-            pairs = np.nonzero(t != np.arange(self.r))[1].reshape(-1, 2)
-            lab = np.arange(self.r)  # components of the transposition graph: min-label propagation
-            while True:
-                low = np.minimum(lab[pairs[:, 0]], lab[pairs[:, 1]])
-                new = lab.copy()
-                np.minimum.at(new, pairs[:, 0], low)
-                np.minimum.at(new, pairs[:, 1], low)
-                new = new[new]
-                if np.array_equal(new, lab):
-                    break
-                lab = new
-            if np.all(lab == lab[0]):
-                return True
-            for c in self.gens[moved.sum(axis=1) == self.r]:  # an r-cycle and a transposition (a b) with b = c^d(a)
-                orbit = np.empty(self.r, dtype=np.int64)  # orbit[i] = c^i(0)
-                orbit[0] = 0
-                for i in range(1, self.r):
-                    orbit[i] = c[orbit[i - 1]]
-                if len(np.unique(orbit)) < self.r:
-                    continue
-                step = np.empty(self.r, dtype=np.int64)
-                step[orbit] = np.arange(self.r)
-                d = (step[pairs[:, 1]] - step[pairs[:, 0]]) % self.r
-                if np.any(np.gcd(d, self.r) == 1):
-                    return True
         return len(self.elements) == math.factorial(self.r)
 
     def contains(self, perms: np.ndarray) -> np.ndarray:
@@ -701,6 +673,44 @@ class _Builder:
         return np.concatenate([g[ells] for g in self.gens])  # ℓ·g = g ∘ ℓ
 
 
+def _full_transformation_classes(gens: np.ndarray) -> list[DClass] | None:
+    """The D-classes of T_n when the generators generate it — Sym(n) (recognized from the permutations among them,
+    fsa.group_table.generates_symmetric) and a map of rank n − 1 generate T_n (Howie, Fundamentals of Semigroup
+    Theory, 1995, §1.9 and Exercise 1.7) — else None. T_n has one D-class per rank r, the maps of rank r: C(n, r)
+    L-classes (their images), S(n, r) R-classes (their kernels, Stirling numbers of the second kind), maximal
+    subgroups Sym(r), and C(n, r)·r^(n−r) idempotents (an image and a map of the other points into it)."""
+    k, n = gens.shape
+    perms = gens[np.all(np.sort(gens, axis=1) == np.arange(n), axis=1)]
+    ranks = np.array([len(np.unique(g)) for g in gens])
+    if n < 3 or not np.any(ranks == n - 1) or not generates_symmetric(perms, n):
+        return None
+    stirling = [[1]]  # S(m, j) for m ≤ n
+    for m in range(1, n + 1):
+        prev = stirling[-1] + [0]
+        stirling.append([0] + [j * prev[j] + prev[j - 1] for j in range(1, m + 1)])
+    out = []
+    for r in range(n, 0, -1):
+        group = math.factorial(r)
+        swap = np.arange(r)
+        swap[:2] = swap[:2][::-1]
+        gen_rows = np.stack([np.roll(np.arange(r), -1), swap])[: 2 if r > 1 else 0]
+        out.append(
+            DClass(
+                index=n - r,
+                rank=r,
+                images=math.comb(n, r),
+                kernels=stirling[n][r],
+                lambda_order=group,
+                rho_order=group,
+                group_order=group,
+                regular=True,
+                idempotents=math.comb(n, r) * r ** (n - r),
+                group_generators=gen_rows.reshape(-1, r).astype(np.int64),
+            )
+        )
+    return out
+
+
 def green_classes(source: Any, *, max_bytes: int = MAX_BYTES) -> GreenClasses:
     """Green's D, R, L, H classes, regular D-classes, maximal subgroups, size and idempotents of the transition
     monoid of ``source`` (anything TransitionMonoid accepts) without enumerating it (module docstring).
@@ -710,6 +720,9 @@ def green_classes(source: Any, *, max_bytes: int = MAX_BYTES) -> GreenClasses:
     beyond either.
     """
     gens, automaton = _as_generators(source)
+    full = _full_transformation_classes(np.asarray(gens, dtype=np.int64))
+    if full is not None:
+        return GreenClasses(np.asarray(gens), full, automaton)
     b = _Builder(np.asarray(gens, dtype=np.int64), int(max_bytes))
     queue = np.arange(b.n)[None, :]
     while len(queue):

@@ -48,6 +48,35 @@ def prime_factors(n: int) -> list[tuple[int, int]]:
     return out
 
 
+def generates_symmetric(gens: np.ndarray, d: int) -> bool:
+    """A cheap sufficient test that permutations of 0..d−1 generate Sym(d): their transpositions connect all d
+    points (transpositions along a spanning tree generate Sym(d)), or one of them is a d-cycle c and a
+    transposition (a b) has b = c^k(a) with gcd(k, d) = 1 (the classical generators (1 2 … d), (1 2), conjugated)."""
+    if d <= 1:
+        return True
+    gens = np.asarray(gens, dtype=np.int64).reshape(-1, d)
+    moved = gens != np.arange(d)
+    t = gens[moved.sum(axis=1) == 2]
+    if not len(t):
+        return False
+    from .graphs import connected_components
+
+    pairs = np.nonzero(t != np.arange(d))[1].reshape(-1, 2)
+    if np.all(connected_components(pairs[:, 0], pairs[:, 1], d) == 0):
+        return True
+    for c in gens[moved.sum(axis=1) == d]:
+        orbit = np.zeros(d, dtype=np.int64)  # orbit[i] = c^i(0)
+        for i in range(1, d):
+            orbit[i] = c[orbit[i - 1]]
+        if len(np.unique(orbit)) < d:
+            continue
+        step = np.empty(d, dtype=np.int64)
+        step[orbit] = np.arange(d)
+        if np.any(np.gcd((step[pairs[:, 1]] - step[pairs[:, 0]]) % d, d) == 1):
+            return True
+    return False
+
+
 class _Elements:
     """All elements of a permutation group as image rows (int16/int32), with exact key lookup."""
 
@@ -279,4 +308,4 @@ def invariant_factors(prime_powers: list[int]) -> list[int]:
     return out
 
 
-__all__ = ["GroupTable", "row_keys", "prime_factors", "invariant_factors"]
+__all__ = ["GroupTable", "row_keys", "prime_factors", "invariant_factors", "generates_symmetric"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import LimitExceededError
-from .group_table import GroupTable, prime_factors
+from .group_table import GroupTable, generates_symmetric, prime_factors
 
 if TYPE_CHECKING:  # pragma: no cover
     from sympy.combinatorics import Permutation, PermutationGroup
@@ -654,6 +654,8 @@ def _summary(
         odd = any((d - len(np.unique(_cycle_labels(g)))) % 2 for g in gens)
         order = factorial(d) // (1 if odd else 2)
         return GroupSummary(order, f"S{d}" if odd else f"A{d}", ("C2", f"A{d}") if odd else (f"A{d}",), False, d)
+    if not abelian and transitive and d >= 5 and generates_symmetric(gens, d):  # Sym(d): no group computation
+        return GroupSummary(factorial(d), f"S{d}", ("C2", f"A{d}"), False, d)
     known: int | None = None
     if d > max_degree:
         elements = enumerate_group(gens, max_cells // d)

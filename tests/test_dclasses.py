@@ -12,7 +12,7 @@ from cases import SMALL_CASES, case_automaton
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsa2rnn.fsa import LimitExceededError, TransitionMonoid, green_classes, resolve_spec
+from fsa2rnn.fsa import LimitExceededError, TransitionMonoid, dclasses, green_classes, resolve_spec
 from fsa2rnn.fsa.classify import classify, definite_degree, definite_degree_of_generators
 from fsa2rnn.fsa.monoid import full_transformation_generators
 from fsa2rnn.fsa.realizability import realizability
@@ -68,6 +68,28 @@ def test_matches_the_full_enumeration_on_every_case(case):
 def test_matches_the_full_enumeration_on_t_n(n):
     M, S = TransitionMonoid(full_transformation_generators(n)), green_classes(full_transformation_generators(n))
     assert _counts(S) == _counts(M) and _subgroups(S) == _subgroups(M)
+
+
+@pytest.mark.parametrize("n", range(3, 7))
+def test_t_n_recognized_equals_the_general_path(n, monkeypatch):
+    """Sym(n) and a map of rank n − 1 generate T_n: the closed form gives what the orbit search gives, D-class by
+    D-class in the same order (the search runs with the recognition switched off)."""
+    gens = np.concatenate([full_transformation_generators(n)[::-1], np.random.default_rng(n).permutation(n)[None]])
+    fast = green_classes(gens)
+    monkeypatch.setattr(dclasses, "_full_transformation_classes", lambda g: None)
+    slow = green_classes(gens)
+    row = lambda d: (d.rank, d.images, d.kernels, d.lambda_order, d.rho_order, d.group_order, d.regular, d.idempotents)  # noqa: E731
+    assert [row(d) for d in fast.d_classes] == [row(d) for d in slow.d_classes]
+    assert [h.name for h in fast.maximal_subgroups] == [h.name for h in slow.maximal_subgroups]
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_t_n_is_not_recognized_without_a_rank_n_minus_1_map(n):
+    """Sym(n) with a map of rank n − 2 generates a proper submonoid of T_n: the orbit search, as the enumeration."""
+    gens = full_transformation_generators(n)
+    gens[2] = np.minimum(np.arange(n), n - 3)  # rank n − 2
+    M, S = TransitionMonoid(gens), green_classes(gens)
+    assert S.size < n**n and _counts(S) == _counts(M) and _subgroups(S) == _subgroups(M)
 
 
 def _konieczny_profile(gens: np.ndarray) -> tuple[tuple, list[tuple]]:
@@ -179,7 +201,7 @@ def test_analyze_json_is_the_same_on_both_paths(monkeypatch):
 
 def test_limits_are_stated():
     with pytest.raises(LimitExceededError, match="orbit has more than"):
-        green_classes(full_transformation_generators(8), max_bytes=1 << 16)
+        green_classes(np.random.default_rng(0).integers(0, 12, (3, 12)), max_bytes=1 << 16)
     with pytest.raises(LimitExceededError, match="Schützenberger group"):
         green_classes(resolve_spec("M11"), max_bytes=1 << 20)  # the regular action: 7920 elements on 7920 points
 
