@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.analysis import ANALYSIS_STAGES, ENUMERATION_THRESHOLD, analyze
+from fsa2rnn.fsa.analysis import ANALYSIS_STAGES, ANALYZE_MAX_BYTES, ENUMERATION_THRESHOLD, analyze
 from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS
+from fsa2rnn.fsa.monoid import MAX_ELEMENTS
 
 from .errors import echo_json
 from .options import max_states_option
@@ -66,10 +66,11 @@ def _text(report: dict[str, Any]) -> list[str]:
 @click.option(
     "--max-memory",
     type=click.FloatRange(min=0, min_open=True),
-    default=MAX_BYTES / 2**30,
+    default=ANALYZE_MAX_BYTES / 2**30,
     show_default=True,
-    help="GiB the monoid and Green's structure may take; fewer elements are allowed when each is large; also "
-    "bounds the image/kernel orbits and Schützenberger groups of the D-class analysis (exit 2).",
+    help="GiB the analysis may take: the enumerated elements (fewer when each is large), the image/kernel orbits "
+    "and Schützenberger groups of the D-class analysis; refused (exit 2) as soon as a lower bound on what the "
+    "monoid needs is over it.",
 )
 @click.option("--no-cascade", is_flag=True, help="Skip the holonomy decomposition in the realizability report.")
 @max_states_option

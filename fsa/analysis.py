@@ -13,19 +13,23 @@ from typing import Any
 
 from .automaton import Automaton
 from .errors import LimitExceededError
-from .monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
+from .monoid import MAX_ELEMENTS, TransitionMonoid
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
 #: Monoids with more elements are analysed from their D-classes (fsa.dclasses.green_classes), never enumerated.
 ENUMERATION_THRESHOLD = 1 << 18
+#: The memory the analysis may take by default (``analyze --max-memory``): every stage plans within it and refuses
+#: as soon as a lower bound on what it needs is over it, so that a refusal costs less than 500 MiB in all.
+ANALYZE_MAX_BYTES = 384 << 20
 
 
-def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES) -> Any:
+def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: int = ANALYZE_MAX_BYTES) -> Any:
     """The transition monoid, enumerated (a TransitionMonoid) when it has at most ENUMERATION_THRESHOLD elements,
     else its D-class structure (a GreenClasses: size, idempotents, Green's classes and subgroups without the
     elements). The enumeration is tried first, stopped at the threshold; past it (and only when the threshold, not
     the memory limit, stopped it), the D-classes (orbits of images and kernels); when these are refused (a limit),
-    the full enumeration decides, with its own limits and messages."""
+    the full enumeration decides, with its own limits and messages — refused at once when more than the threshold
+    already outnumbers what ``max_bytes`` holds. Every stage stays within ``max_bytes``."""
     from .dclasses import green_classes
 
     limit = min(max_elements, ENUMERATION_THRESHOLD)
@@ -37,7 +41,7 @@ def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: 
     try:
         S = green_classes(a, max_bytes=max_bytes)
     except LimitExceededError:
-        return TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes)
+        return TransitionMonoid(a, max_elements=max_elements, max_bytes=max_bytes, at_least=limit + 1)
     if S.size > max_elements:
         raise LimitExceededError(
             f"transition monoid has {S.size:,} elements, over the element limit of {max_elements:,}"
@@ -49,7 +53,7 @@ def analyze(
     a: Automaton,
     *,
     max_elements: int = MAX_ELEMENTS,
-    max_bytes: int = MAX_BYTES,
+    max_bytes: int = ANALYZE_MAX_BYTES,
     cascade: bool = True,
     step: Callable[[str], None] = lambda stage: None,
 ) -> dict[str, Any]:
@@ -85,4 +89,4 @@ def analyze(
     }
 
 
-__all__ = ["analyze", "monoid_structure", "ANALYSIS_STAGES", "ENUMERATION_THRESHOLD"]
+__all__ = ["analyze", "monoid_structure", "ANALYSIS_STAGES", "ENUMERATION_THRESHOLD", "ANALYZE_MAX_BYTES"]

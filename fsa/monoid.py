@@ -291,7 +291,7 @@ class TransitionMonoid:
     ``TransitionMonoid(automaton)`` or ``TransitionMonoid([[1, 2, 0], [0, 0, 2]])``; ``len(M)`` = ``M.size``.
     Construction runs the full enumeration with the right Cayley graph: O(|M|·|Σ|·n) time, O(|M|·(n + |Σ|))
     memory, within ``element_limit`` = min(``max_elements``, what ``max_bytes`` holds; module docstring), else
-    LimitExceededError. The left Cayley graph, idempotents and Green's structure are computed on first use.
+    LimitExceededError (at once when ``at_least``, a known lower bound on |M|, is over it). The left Cayley graph, idempotents and Green's structure are computed on first use.
 
     Attributes: ``elements`` (|M|, n) image arrays, element i = δ_{word(i)}; ``right_cayley`` (|M|, |Σ|) int32 with
     right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x);
@@ -304,6 +304,7 @@ class TransitionMonoid:
         *,
         max_elements: int = MAX_ELEMENTS,
         max_bytes: int = MAX_BYTES,
+        at_least: int = 0,
     ) -> None:
         gens, automaton = _as_generators(source)
         self.automaton = automaton
@@ -312,7 +313,7 @@ class TransitionMonoid:
         self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
         dtype = _image_dtype(n)
         self._gens = gens.astype(dtype)
-        self._plan_memory()
+        self._plan_memory(int(at_least))
         for seed in range(HASH_RETRIES):
             self._keys = _Keys(n, seed)
             try:
@@ -337,9 +338,10 @@ class TransitionMonoid:
             + GREEN_BYTES_PER_ELEMENT
         )
 
-    def _plan_memory(self) -> None:
+    def _plan_memory(self, at_least: int = 0) -> None:
         """Fix the step size and the element limit from the input alone, before anything is enumerated; refuse at
-        once when the generators' powers already outnumber that limit."""
+        once when the generators' powers, or ``at_least`` (a size the caller knows the monoid exceeds or reaches),
+        already outnumber that limit."""
         n, k = self.n_states, self.n_generators
         self._chunk_entries = max(k * n, min(CHUNK_ENTRIES, self.max_bytes // (8 * WORK_BYTES_PER_ENTRY)))
         fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, DENSE_LIMIT) or 0)
@@ -360,6 +362,8 @@ class TransitionMonoid:
             raise LimitExceededError(
                 f"transition monoid has at least {least:,} elements (the powers of symbol {name!r}), over {self._why}"
             )
+        if at_least > self.element_limit:
+            raise LimitExceededError(f"transition monoid has at least {at_least:,} elements, over {self._why}")
 
     def _check_limits(self, size: int) -> None:
         if size > self.element_limit:
