@@ -291,7 +291,8 @@ class TransitionMonoid:
     ``TransitionMonoid(automaton)`` or ``TransitionMonoid([[1, 2, 0], [0, 0, 2]])``; ``len(M)`` = ``M.size``.
     Construction runs the full enumeration with the right Cayley graph: O(|M|·|Σ|·n) time, O(|M|·(n + |Σ|))
     memory, within ``element_limit`` = min(``max_elements``, what ``max_bytes`` holds; module docstring), else
-    LimitExceededError (at once when ``at_least``, a known lower bound on |M|, is over it). The left Cayley graph, idempotents and Green's structure are computed on first use.
+    LimitExceededError (at once when ``at_least``, a known lower bound on |M|, is over it). The left Cayley graph,
+    idempotents and Green's structure are computed on first use.
 
     Attributes: ``elements`` (|M|, n) image arrays, element i = δ_{word(i)}; ``right_cayley`` (|M|, |Σ|) int32 with
     right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x);
