@@ -22,15 +22,15 @@ def strong_components(src: np.ndarray, dst: np.ndarray, m: int) -> np.ndarray:
     particular order: callers that need an order relabel)."""
     src = np.asarray(src, dtype=np.int64).ravel()
     dst = np.asarray(dst, dtype=np.int64).ravel()
+    order = np.argsort(src, kind="stable") if np.any(src[1:] < src[:-1]) else slice(None)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=m), out=indptr[1:])
     if m + len(src) > SMALL_GRAPH:
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import connected_components
 
-        adj = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
+        adj = csr_matrix((np.ones(len(src), dtype=np.int8), dst[order].astype(np.int32), indptr), shape=(m, m))
         return connected_components(adj, directed=True, connection="strong")[1].astype(np.int64)
-    order = np.argsort(src, kind="stable")
-    indptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=m), out=indptr[1:])
     return np.array(_tarjan(indptr.tolist(), dst[order].tolist(), m), dtype=np.int64)
 
 

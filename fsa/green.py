@@ -45,6 +45,16 @@ def _d_labels(R: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 
 def _first_occurrence_relabel(labels: np.ndarray) -> np.ndarray:
+    """Labels renumbered 0, 1, … in order of first occurrence: O(m) for labels below 2m, else by sorting."""
+    labels = np.asarray(labels, dtype=np.int64)
+    m = len(labels)
+    if m and 0 <= labels.min() and labels.max() < 2 * m:
+        first = np.full(int(labels.max()) + 1, m, dtype=np.int64)
+        first[labels[::-1]] = np.arange(m - 1, -1, -1)  # the last write, the smallest position, wins
+        used = np.flatnonzero(first < m)
+        rank = np.empty(len(first), dtype=np.int32)
+        rank[used[np.argsort(first[used], kind="stable")]] = np.arange(len(used), dtype=np.int32)
+        return rank[labels]
     uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty(len(uniq), dtype=np.int32)
     rank[np.argsort(first, kind="stable")] = np.arange(len(uniq), dtype=np.int32)

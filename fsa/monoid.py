@@ -5,7 +5,8 @@ Product convention (docs/theory.md, "Conventions"; libsemigroups'): s·t = "appl
 Element 0 is the identity δ_ε; the others follow in breadth-first order (nondecreasing shortest-word length).
 
 Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:
-- ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT);
+- ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT, and
+  at most DENSE_PER_ELEMENT entries per element that ``max_elements`` allows);
 - ``int64``: the same code as int64 (n^n < 2^63, n ≤ 15) in an open-addressing hash table (vectorized probing);
 - ``hash``: a 64-bit multiplicative hash in the same table; every hit is verified against the stored images, so
   the result stays exact (a collision restarts the enumeration with new hash weights instead of merging two
@@ -37,8 +38,10 @@ from .errors import LimitExceededError, SpecError
 MAX_ELEMENTS = 1 << 25
 #: Default limit on the bytes held by element images and both Cayley graphs.
 MAX_BYTES = 6 << 30
-#: n^n up to this size uses a dense int32 lookup table (128 MiB at most).
+#: n^n up to this size uses a dense int32 lookup table (128 MiB at most) ...
 DENSE_LIMIT = 1 << 25
+#: ... and at most this many table entries per element allowed (filling a table costs more than hashing few elements)
+DENSE_PER_ELEMENT = 64
 #: Target number of image entries composed per vectorized step (bounds temporary memory).
 CHUNK_ENTRIES = 1 << 23
 #: Bytes of working buffers per image entry of a step (products, keys, new images, hash-mode checks), measured.
@@ -148,9 +151,9 @@ HASH_RETRIES = 4
 class _Keys:
     """Integer keys of image rows and a key → id index (dense table, or an open-addressing hash table)."""
 
-    def __init__(self, n: int, seed: int = 0) -> None:
+    def __init__(self, n: int, seed: int = 0, dense_limit: int = DENSE_LIMIT) -> None:
         self.n = n
-        big = _power_at_most(n, DENSE_LIMIT)
+        big = _power_at_most(n, dense_limit)
         if big is not None:
             self.mode = "dense"
             self.weights = n ** np.arange(n, dtype=np.int32)
@@ -312,11 +315,12 @@ class TransitionMonoid:
         k, n = gens.shape
         self.n_states, self.n_generators = n, k
         self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
+        self._dense_limit = min(DENSE_LIMIT, DENSE_PER_ELEMENT * self.max_elements)
         dtype = _image_dtype(n)
         self._gens = gens.astype(dtype)
         self._plan_memory(int(at_least))
         for seed in range(HASH_RETRIES):
-            self._keys = _Keys(n, seed)
+            self._keys = _Keys(n, seed, self._dense_limit)
             try:
                 self._enumerate(dtype)
                 break
@@ -329,7 +333,7 @@ class TransitionMonoid:
     def bytes_per_element(self) -> int:
         """Peak bytes one element costs: image, right and left Cayley graphs, BFS tree, hash slots, Green's work."""
         n, k = self.n_states, self.n_generators
-        hashed = _power_at_most(n, DENSE_LIMIT) is None
+        hashed = _power_at_most(n, self._dense_limit) is None
         return (
             n * self._gens.itemsize
             + 4 * k
@@ -345,7 +349,7 @@ class TransitionMonoid:
         already outnumber that limit."""
         n, k = self.n_states, self.n_generators
         self._chunk_entries = max(k * n, min(CHUNK_ENTRIES, self.max_bytes // (8 * WORK_BYTES_PER_ENTRY)))
-        fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, DENSE_LIMIT) or 0)
+        fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, self._dense_limit) or 0)
         bpe = self.bytes_per_element()
         fits = max(0, self.max_bytes - fixed) // bpe
         self.element_limit = min(self.max_elements, fits)
