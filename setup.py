@@ -5,7 +5,7 @@ from pathlib import Path
 from setuptools import setup
 
 ROOT = Path(__file__).parent
-SUBPACKAGES = ("fsa", "compiler", "runtime", "realize", "nn", "cli")
+SUBPACKAGES = ("fsa", "compiler", "realize", "nn", "cli")
 
 package_dir = {"fsa2rnn": "."}
 packages = ["fsa2rnn"]

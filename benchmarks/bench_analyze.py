@@ -221,10 +221,9 @@ def _konieczny(gens: np.ndarray) -> Callable[[], int] | None:
 def bench_executors(specs: list[str]) -> list[bool]:
     import torch
 
-    from fsa2rnn.compiler import compile_nfsm, compile_pdssm
+    from fsa2rnn.compiler import compile_nfsm, compile_pdssm, load_executor
     from fsa2rnn.fsa import resolve_spec
     from fsa2rnn.nn import load_model
-    from fsa2rnn.runtime import load_executor
 
     torch.set_num_threads(1)
     print("4. PD-SSM executors against the NFSM executors (in process, one thread)")

@@ -7,7 +7,7 @@
    ``fsa2rnn verify T4.householder.safetensors --spec T4 --eta 0.001 --perturbation adversarial --lmax --cap
    65536``, end to end in a child process (target < 30 s; the torch loop takes about 2 ms a step, so ≥ 5× is read
    off the ratios above).
-2. ``compare`` on a one-layer NFSM: the L_max search (nn/evaluate.py ``failing_length``, 512 words) through the
+2. ``compare`` on a one-layer NFSM: the L_max search (nn/lmax.py ``failing_length``, 512 words) through the
    tables (nn/table_predict.py) against the per-position forward (``predictor(read="logits")``) to the same cap, on
    a trained run (``--run RUN``, e.g. the Z16 counter brandoit:Z16:gen with ``--nfsm-heads auto:4``: 64 indices,
    cap 512 — the forward computes 4096 logits a position) or else the compiled Z16 NFSM as a SequenceModel (cap 1024);
@@ -31,7 +31,7 @@ import torch
 
 from fsa2rnn.compiler import compile_householder, compile_nfsm
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.nn.evaluate import automaton_words, failing_length
+from fsa2rnn.nn.lmax import automaton_words, failing_length
 from fsa2rnn.realize.conditions import check_conditions, robust_report
 
 

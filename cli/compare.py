@@ -6,9 +6,18 @@ from typing import Any
 
 import click
 
+from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.fsa.progress import stages
+from fsa2rnn.nn.limits import check_words_length
+from fsa2rnn.nn.train.runfiles import check_run_dir
+from fsa2rnn.realize.moore import spec_target
+
 from .errors import echo_json
+from .limit_options import cap_option, limited, samples_option, seed_option
 from .lstar_options import lstar_options, run_lstar
-from .options import cap_option, check_plot, limited, max_states_option, quiet_option, samples_option, seed_option
+from .options import check_plot, max_states_option, quiet_option
 
 
 @click.command("compare")
@@ -52,21 +61,13 @@ def compare_command(
     homomorphic, or none with a witness); compare its transition spectra (padded with 1: an eigenvalue one model
     lacks counts), monoid, NFSM tables and L_max with a compiled model's. With --method lstar or kv, learn the machine
     black-box instead (AALpy) and relate it to the target and to the white-box extraction."""
-    from fsa2rnn.nn.limits import check_words_length
-    from fsa2rnn.nn.train.runfiles import check_run_dir
-
     check_plot(plot_path)
     check_run_dir(run)
     if length is not None:
         check_words_length(words, length)
 
-    from fsa2rnn.compiler.model import CompiledModel
-    from fsa2rnn.fsa.errors import SpecError
-    from fsa2rnn.fsa.library import resolve_spec
-    from fsa2rnn.fsa.progress import stages
     from fsa2rnn.nn.train import load_run
     from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra
-    from fsa2rnn.realize.moore import spec_target
 
     model, task, cfg = load_run(run)
     target = None
@@ -123,10 +124,15 @@ def print_report(r: dict[str, Any]) -> None:
     click.echo(f"  agreement with the model on {ag['words']} held-out words: " + "; ".join(parts))
     what = "" if ex["labels_compared"] else " (structure only: the target's states are not the model's classes)"
     name = tg["name"] or "spec"
-    click.echo(f"  relation to the target ({name}, {tg['minimal_states']} states): {ex['relation']}{what}")
+    at = ex["checked_at"]
+    click.echo(f"  relation to the target ({name}, {tg['minimal_states']} states): {ex['relation']}{what}; the "
+               f"model agrees with this machine on {at['sequence_agreement']:.1%} of words of length {at['length']} "
+               f"({at['times_training_length']}× the training length)")  # fmt: skip
     w = ex.get("witness")
     if w:
         click.echo(f"  witness: {w['statement']} (checked by running both: {w.get('checked')})")
+    if at.get("warning"):
+        click.echo(f"warning: {at['warning']}")
     if r.get("compiled"):
         c = r["compiled"]
         click.echo(f"compiled: {c['target']} ({c['construction']}, {c['layers']} layer(s))")

@@ -1,32 +1,80 @@
-"""`fsa2rnn compile SPEC --target householder|nfsm|diagonal|affine|pdssm -o MODEL`: exact weights, checked, written
-atomically."""
+"""`fsa2rnn compile SPEC --target TARGET -o MODEL`: exact weights, checked, written atomically.
+
+The targets, their constructions and their own options come from the target registry (fsa2rnn.compiler.registry):
+a plug-in's target and options appear here as the built-ins' do. An option of another target is refused in one
+line; a target whose plug-in is broken is reported by name when it is chosen and never hides the others.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
-from fsa2rnn.fsa.errors import ConstructionError
+from fsa2rnn.compiler.model import check_header_size
+from fsa2rnn.compiler.registry import TARGETS, CompileOption, Target, get_target
+from fsa2rnn.fsa.errors import ConstructionError, PluginError, SpecError
 from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.fsa.registry import unknown_name_message
+from fsa2rnn.realize.verify import NN_EXTRA
 
 from .errors import echo_json, echo_report
-from .options import check_output, max_states_option
+from .options import MODEL_FORMATS, check_output, delivered, max_states_option
 
-TARGETS = ("householder", "nfsm", "diagonal", "affine", "pdssm")
+
+class TargetName(click.ParamType):
+    """A registered target's name (read from the registry when the command line is parsed)."""
+
+    name = "target"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(TARGETS.names()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value not in TARGETS:
+            self.fail(unknown_name_message("target", value, TARGETS.names()), param, ctx)
+        return value
+
+
+def _loadable_targets() -> list[Target]:
+    """The registered targets that load (a broken plug-in is left out here; choosing it reports it)."""
+    out = []
+    for name in TARGETS.names():
+        try:
+            out.append(TARGETS.get(name))
+        except PluginError:
+            continue
+    return out
+
+
+def target_options() -> dict[str, tuple[CompileOption, list[str]]]:
+    """Every compile option the registered targets declare (the first declaration's help) and the targets taking
+    it."""
+    out: dict[str, tuple[CompileOption, list[str]]] = {}
+    for target in _loadable_targets():
+        for opt in target.options:
+            out.setdefault(opt.name, (opt, []))[1].append(target.name)
+    return out
+
+
+def _construction_help() -> str:
+    choices = "; ".join(f"{t.name} {'|'.join(t.constructions)}" for t in _loadable_targets())
+    return f"How to build it (default: the target's first): {choices}."
+
+
+def _with_target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt, owners in reversed(list(target_options().values())):
+        help_ = f"{', '.join(owners)}: {opt.help}"
+        fn = click.option(opt.flag, opt.name, default=None, help=help_)(fn)
+    return fn
 
 
 @click.command("compile")
 @click.argument("spec")
-@click.option("--target", type=click.Choice(TARGETS), required=True, help="Which architecture to compile to.")
-@click.option(
-    "--construction",
-    default="auto",
-    show_default=True,
-    help="householder: auto|permutation|rotation|reflections2|cascade; diagonal: auto|group|cascade|series; "
-    "affine: auto|shift_register.",
-)
-@click.option("--heads", default="auto", show_default=True, help="nfsm: auto|single|multi.")
-@click.option("--layers", "layers_opt", default="auto", show_default=True, help="nfsm: auto|single|stacked.")
-@click.option("--margin", type=float, default=None, help="nfsm: logit margin.")
+@click.option("--target", type=TargetName(), required=True, help="Which architecture to compile to.")
+@click.option("--construction", default=None, help=_construction_help())
+@_with_target_options
 @click.option("--initial", default=None, help="Initial state (name); needed when the spec has none.")
 @click.option("-o", "--output", required=True, type=click.Path(), help="Model file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -34,65 +82,43 @@ TARGETS = ("householder", "nfsm", "diagonal", "affine", "pdssm")
 def compile_command(
     spec: str,
     target: str,
-    construction: str,
-    heads: str,
-    layers_opt: str,
-    margin: float | None,
+    construction: str | None,
     initial: str | None,
     output: str,
     as_json: bool,
     max_states: int,
+    **options: str | None,
 ) -> None:
     """Compile SPEC into exact weights for TARGET and write MODEL (safetensors with a JSON header)."""
-    check_output(output)
+    check_output(output, "--output", MODEL_FORMATS, inputs=(spec,))
+    chosen = get_target(target)
+    chosen.check_members()  # a plug-in missing a member is reported before anything is compiled
+    given = {name: value for name, value in options.items() if value is not None}
+    for name in given:
+        if chosen.option(name) is None:
+            raise SpecError(chosen.refusal(name))
     automaton = resolve_spec(spec, max_states=max_states)
-    if target == "nfsm":
-        from fsa2rnn.compiler import compile_nfsm
-
-        if construction != "auto":
-            raise ConstructionError("--construction applies to the householder and diagonal targets (nfsm: --heads)")
-        model = compile_nfsm(automaton, heads=heads, layers=layers_opt, margin=margin, initial=initial)
-    elif target == "householder":
-        from fsa2rnn.compiler import compile_householder
-
-        model = compile_householder(automaton, construction=construction, initial=initial)
-    elif target == "affine":  # definite automata only; Theorem 4.1 refuses the rest
-        from fsa2rnn.compiler.definite_to_affine import compile_affine
-
-        if construction not in ("auto", "shift_register"):
-            raise ConstructionError(f"the affine target has one construction, shift_register (got {construction!r})")
-        model = compile_affine(automaton, initial=initial)
-    elif target == "pdssm":  # any automaton: P(x) = δ_x as index arrays (compiler/automaton_to_pdssm.py)
-        from fsa2rnn.compiler import compile_pdssm
-
-        if construction not in ("auto", "one_hot"):
-            raise ConstructionError(f"the pdssm target has one construction, one_hot (got {construction!r})")
-        model = compile_pdssm(automaton, initial=initial)
-    else:
-        from fsa2rnn.compiler import compile_diagonal
-
-        model = compile_diagonal(automaton, construction=construction, initial=initial)
+    check_header_size(automaton)
+    model = chosen.compile_model(automaton, construction=construction, initial=initial, **given)
     summary = model.summary
     if not summary.get("verified", False):
         why = summary.get("verification_failure", "")
         raise ConstructionError(
             f"the compiled model failed its exact check{': ' + why if why else ''}; nothing written"
         )
-    if target == "nfsm":
-        from fsa2rnn.realize.certificate import certificate_summary
-
-        summary["certificate"] = certificate_summary(model)
-    if target == "affine":
-        from fsa2rnn.realize.conditions import check_conditions
-
-        radius = check_conditions(model, 0.0, simulate=False)["radius"]
-        summary["robust"] = f"certified robust for every η < {radius:.6g} (Theorems 3.2 and 4.1 (ii))"
-    model.save(output)
+    if chosen.compile_report is not None:  # what the target adds (an NFSM's certificates, a radius)
+        try:
+            summary.update(chosen.load("compile_report")(model))
+        except ModuleNotFoundError as exc:  # the base install: the report runs the torch module
+            if exc.name != "torch":
+                raise
+            summary["skipped"] = f"the {chosen.name} target's compile report (it runs the torch module: {NN_EXTRA})"
     summary["output"] = output
-    if as_json:
-        echo_json(summary)
-        return
-    certificate = summary.pop("certificate", {})
-    echo_report(summary)
-    for dtype, cert in certificate.items():
-        click.echo(f"certificate {dtype}: {cert['statement']}")
+    with delivered(output, model.writer()):  # the file appears once the summary is printed
+        if as_json:
+            echo_json(summary)
+            return
+        certificate = summary.pop("certificate", {})
+        echo_report(summary)
+        for dtype, cert in certificate.items():
+            click.echo(f"certificate {dtype}: {cert['statement']}")

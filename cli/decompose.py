@@ -8,11 +8,13 @@ import click
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.cascade import Cascade
+from fsa2rnn.fsa.dot import dot_writer
+from fsa2rnn.fsa.group_series import group_cascade
 from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
 from fsa2rnn.fsa.library import resolve_spec
 
-from .errors import echo_json
-from .options import check_output, max_states_option
+from .errors import echo_json, printable
+from .options import DOT_FORMATS, check_output, delivered, max_states_option
 
 
 def decomposition_summary(cascade: Cascade) -> dict[str, Any]:
@@ -67,21 +69,30 @@ def decompose_command(
     spec: str, as_json: bool, dot_file: str | None, max_image_set: int, group_series: bool, max_states: int
 ) -> None:
     """Holonomy decomposition of SPEC: levels of permutation-reset components, verified to emulate SPEC."""
-    check_output(dot_file)
+    check_output(dot_file, "--dot", DOT_FORMATS, inputs=(spec,))
     a = resolve_spec(spec, max_states=max_states)
     if group_series:
         _series(a, spec, as_json, dot_file)
         return
     cascade = holonomy_decomposition(a, max_image_set=max_image_set)
-    if dot_file is not None:
-        from fsa2rnn.fsa.dot import write_dot
+    with delivered(dot_file, _dot(cascade, dot_file)):
+        _report(a, spec, cascade, as_json, dot_file)
 
-        write_dot(cascade.to_dot(), dot_file)
+
+def _dot(cascade: Cascade, dot_file: str | None) -> Any:
+    """The writer of ``--dot`` (None without it)."""
+    if dot_file is None:
+        return None
+
+    return dot_writer(cascade.to_dot(), dot_file)
+
+
+def _report(a: Automaton, spec: str, cascade: Cascade, as_json: bool, dot_file: str | None) -> None:
     s = decomposition_summary(cascade)
     if as_json:
         echo_json(s)
         return
-    click.echo(f"automaton:   {a.name or spec} ({a.n_states} states, {a.n_symbols} symbols)")
+    click.echo(f"automaton:   {printable(a.name or spec)} ({a.n_states} states, {a.n_symbols} symbols)")
     click.echo(f"skeleton:    {s['image_set_size']} sets in the extended image set, {s['subduction_classes']} classes")
     click.echo(f"levels:      {cascade.n_levels} (widths {cascade.widths})")
     for i, lv in enumerate(cascade.levels):
@@ -96,18 +107,17 @@ def decompose_command(
         f"({s['reachable_tuples']} reachable coordinate tuples x {a.n_symbols} symbols, and random words)"
     )
     if dot_file is not None:
-        click.echo(f"wrote {dot_file}")
+        click.echo(f"wrote {printable(dot_file)}")
 
 
 def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> None:
     """`decompose --group-series`: the series cascade (each level a factor of a group's series)."""
-    from fsa2rnn.fsa.group_series import group_cascade
-
     cascade = group_cascade(a)
-    if dot_file is not None:
-        from fsa2rnn.fsa.dot import write_dot
+    with delivered(dot_file, _dot(cascade, dot_file)):
+        _series_report(a, spec, cascade, as_json, dot_file)
 
-        write_dot(cascade.to_dot(), dot_file)
+
+def _series_report(a: Automaton, spec: str, cascade: Any, as_json: bool, dot_file: str | None) -> None:
     s = decomposition_summary(cascade)
     s["series"] = cascade.series_name
     s["source"] = "transition group" if cascade.source is None else f"holonomy cascade {cascade.source}"
@@ -116,7 +126,7 @@ def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> Non
     if as_json:
         echo_json(s)
         return
-    click.echo(f"automaton:   {a.name or spec} ({a.n_states} states, {a.n_symbols} symbols)")
+    click.echo(f"automaton:   {printable(a.name or spec)} ({a.n_states} states, {a.n_symbols} symbols)")
     click.echo(f"source:      {s['source']}")
     click.echo(f"series:      {s['series']}")
     click.echo(f"levels:      {cascade.n_levels} (widths {cascade.widths})")
@@ -131,11 +141,11 @@ def _series(a: Automaton, spec: str, as_json: bool, dot_file: str | None) -> Non
         f"({s['reachable_tuples']} reachable coordinate tuples x {a.n_symbols} symbols, and random words)"
     )
     if dot_file is not None:
-        click.echo(f"wrote {dot_file}")
+        click.echo(f"wrote {printable(dot_file)}")
 
 
 def _set_preview(names: list[str], k: int = 8) -> str:
     """A state set for the text report: all names when few, else the first k and how many more."""
     if len(names) <= k:
-        return "{" + ",".join(names) + "}"
-    return "{" + ",".join(names[:k]) + f", … ({len(names) - k} more)}}"
+        return "{" + ",".join(map(printable, names)) + "}"
+    return "{" + ",".join(map(printable, names[:k])) + f", … ({len(names) - k} more)}}"

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import click
 
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.nn.limits import MAX_LENGTH, parse_lengths
+from fsa2rnn.nn.lmax import DEFAULT_CAP
+from fsa2rnn.nn.train.runfiles import check_run_dir
+
 from .errors import echo_json
-from .options import limited, quiet_option, samples_option
+from .limit_options import limited, samples_option
+from .options import quiet_option
 
 
 @click.command("eval")
@@ -42,10 +48,6 @@ def eval_command(
 ) -> None:
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
-    from fsa2rnn.fsa.errors import SpecError
-    from fsa2rnn.nn.limits import DEFAULT_CAP, MAX_LENGTH, parse_lengths
-    from fsa2rnn.nn.train.runfiles import check_run_dir
-
     wanted = parse_lengths(lengths, "--lengths") if lengths is not None else None
     if protocol != "prefix" and not lmax:
         raise SpecError("--protocol chooses the L_max search: pass --lmax with it")

@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
-from fsa2rnn.nn.limits import checked
-from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS
+from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS, Limits, compare_lstar, lstar_lines
+
+from .errors import echo_json
+from .limit_options import checked
 
 #: --method values: the white-box extraction (realize/extract.py) or AALpy's learners
 METHODS = ("whitebox", "lstar", "kv")
@@ -35,10 +37,6 @@ def lstar_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def run_lstar(model: Any, task: Any, target: Any, *, method: str, length: int, words: int, seed: int,
               max_queries: int, max_seconds: float, depth: int, as_json: bool) -> None:  # fmt: skip
     """Learn the model's machine with L* / KV, relate it to the target and the white-box extraction, print."""
-    from fsa2rnn.realize.lstar import Limits, compare_lstar, lstar_lines
-
-    from .errors import echo_json
-
     limits = Limits(max_queries=max_queries, max_seconds=max_seconds, depth=depth)
     report = compare_lstar(model, task, target=target, length=length, words=words, seed=seed, algorithm=method,
                            limits=limits)  # fmt: skip

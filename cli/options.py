@@ -1,15 +1,21 @@
-"""Options shared by several commands: the regex DFA-state limit of SPEC, and output files checked before work."""
+"""Options shared by several commands: the regex DFA-state limit of SPEC, output files checked before work, progress
+and plots. The numeric options checked by their stated limits are cli/limit_options.py."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
 
 from fsa2rnn.fsa.determinize import MAX_DFA_STATES
-from fsa2rnn.fsa.io import output_target
+from fsa2rnn.fsa.errors import OutputFileError, SpecError
+from fsa2rnn.fsa.io import output_target, staged_write
+from fsa2rnn.fsa.progress import set_quiet
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -23,44 +29,56 @@ def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
-def check_output(path: str | None) -> None:
-    """Refuse a bad output path (empty, not a regular file, missing or unwritable directory) before any work."""
-    if path is not None:
-        output_target(path)
+#: the extensions of a Graphviz output (``--dot``): DOT source, or a picture that Graphviz's ``dot`` renders
+DOT_FORMATS = ("dot", "gv", "svg", "png", "pdf")
+#: the extension of a model file (``compile -o``)
+MODEL_FORMATS = ("safetensors",)
 
 
-def limited(name: str, *decls: str, help: str, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A numeric option checked by its row ``name`` of fsa2rnn.nn.limits.LIMITS while the command line is parsed
-    (before any work); its help ends with the accepted range. The option is ``--name`` unless ``decls`` are given."""
-    from fsa2rnn.nn.limits import checked, limit_help
-
-    decls = decls or ("--" + name.replace("_", "-"),)
-    return click.option(*decls, type=checked(name), help=help + limit_help(name), **kw)
-
-
-def cap_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--cap N``: the longest length an L_max search tries (one default for every command)."""
-    from fsa2rnn.nn.limits import DEFAULT_CAP
-
-    return limited("cap", help="Longest length the L_max search tries.", default=DEFAULT_CAP, show_default=True)(fn)
-
-
-def samples_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--samples N``: words per evaluation length and per L_max step."""
-    return limited("samples", help="Words per evaluation length and for L_max.", default=512, show_default=True)(fn)
+def check_output(
+    path: str | None, option: str = "--output", formats: tuple[str, ...] = (), inputs: tuple[str | None, ...] = ()
+) -> None:
+    """Refuse a bad output path before any work: empty, not a regular file, in a missing or unwritable directory,
+    an extension outside ``formats`` (when given), or the same file as one of ``inputs`` (writing it would destroy
+    what the command reads)."""
+    if path is None:
+        return
+    target = output_target(path)
+    if formats and _extension(path) not in formats:
+        raise SpecError(f"{option} {path!r}: the extension chooses the format; use "
+                        f"{'one of ' if len(formats) > 1 else ''}{', '.join('.' + f for f in formats)}")  # fmt: skip
+    for source in inputs:
+        if source is not None and same_file(target, source):
+            raise OutputFileError(f"{option} {path!r} is the input {source!r}: writing it would destroy it; choose "
+                                  "another path")  # fmt: skip
 
 
-def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--seed S``: the seed of the sampled words (64-bit)."""
-    return limited("seed", help="Seed of the sampled words.", default=0, show_default=True)(fn)
+@contextmanager
+def delivered(path: str | None, write: Callable[[Path], None] | None = None) -> Iterator[None]:
+    """The output file ``path`` (written by ``write`` to a temporary file first) appears only after the block —
+    which prints the command's report — has run and stdout has been flushed; when printing fails (a full disk, a
+    closed pipe), the file is not written and the OSError reaches the CLI's handler (one line, exit 1)."""
+    if path is None or write is None:
+        yield
+        sys.stdout.flush()
+        return
+    with staged_write(path, write):
+        yield
+        sys.stdout.flush()
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (links followed; a path that does not exist is no file)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--quiet``: no progress on stderr (fsa2rnn.fsa.progress)."""
 
-    def set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-        from fsa2rnn.fsa.progress import set_quiet
-
+    def quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
         set_quiet(value)
         return value
 
@@ -68,7 +86,7 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--quiet",
         is_flag=True,
         expose_value=False,
-        callback=set_quiet,
+        callback=quiet,
         help="No progress on stderr (by default a bar on a terminal, else a line every 30 s).",
     )(fn)
 
@@ -77,16 +95,14 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 PLOT_FORMATS = ("png", "pdf", "svg")
 
 
-def check_plot(path: str | None, option: str = "--plot") -> str | None:
+def check_plot(path: str | None, option: str = "--plot", inputs: tuple[str | None, ...] = ()) -> str | None:
     """The format of a plot path (its extension), refused before work when matplotlib cannot write it; the path
-    is checked writable (:func:`check_output`)."""
+    is checked writable and not one of ``inputs`` (:func:`check_output`)."""
     if path is None:
         return None
-    from fsa2rnn.fsa.errors import SpecError
+    check_output(path, option, PLOT_FORMATS, inputs)
+    return _extension(path)
 
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
-    if ext not in PLOT_FORMATS:
-        raise SpecError(f"{option} {path!r}: the extension chooses the format; use one of "
-                        f"{', '.join('.' + f for f in PLOT_FORMATS)}")  # fmt: skip
-    check_output(path)
-    return ext
+
+def _extension(path: str) -> str:
+    return os.path.splitext(path)[1].lower().lstrip(".")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
+
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.io import output_directory
+from fsa2rnn.nn.train.reproduce import get_reproduction
+from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
 
 from .errors import echo_json
 from .options import quiet_option
@@ -49,18 +52,14 @@ def reproduce_command(
     seed) as a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md,
     DIR/table.json (every seed, the paper's values beside) and DIR/plot.png. --table-only writes those of the
     finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
-    from fsa2rnn.nn.train.reproduce import get_reproduction
-    from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
-
+    folder = output_directory(out)  # the raw path: Path('') would be the current directory
     rep = get_reproduction(name)
     chosen = rep.select(scale, tasks, models, arm, seeds)
     jobs = rep.jobs(scale, *chosen)
     if not jobs:
-        from fsa2rnn.fsa.errors import SpecError
-
         raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
-    prepare(rep, scale, Path(out), jobs, table_only=table_only)
-    table = reproduce(rep, scale, jobs, Path(out), progress=True, table_only=table_only)
+    prepare(rep, scale, folder, jobs, table_only=table_only)
+    table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only)
     if as_json:
         echo_json(table)
     else:

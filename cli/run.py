@@ -3,12 +3,12 @@
 stdin is read in batches — whatever it has ready, up to BATCH_BYTES of complete lines, so that an interactive
 producer gets each answer as soon as its line is complete. A batch is parsed at once (cli/words.py), its words are
 grouped by length and each group is run through the model in one ``predict_states`` call, and the output lines are
-written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.runtime (the same
+written in input order. At float64 the model runs on the torch-free numpy executor of fsa2rnn.compiler (the same
 network, started without importing torch); ``--engine torch`` and the other dtypes run the torch modules of
 fsa2rnn.nn under the scan policy ``RUN_SCAN`` of nn/compiled (the chunked scans of nn/ops/lrnn_scan), which
 ``verify`` measures and reports.
 Every input line gives exactly one output line (an empty line gives ``[]``); a state outside the model's readout
-is an error (nn/readout.py), never a ``null``.
+is an error (cli/readout.py), never a ``null``.
 """
 
 from __future__ import annotations
@@ -22,12 +22,18 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
+from fsa2rnn.compiler import load_executor
+from fsa2rnn.fsa.errors import LimitExceededError, SpecError
+
+from .readout import state_names
 from .words import StateWriter, SymbolCodec, parse_lines
 
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 ENGINES = ("auto", "numpy", "torch")
 #: complete lines gathered into one batch at most (a single longer line is one batch)
 BATCH_BYTES = 1 << 24
+#: the longest stdin line read (a word of millions of symbols; longer is refused before more is read)
+MAX_LINE_BYTES = 1 << 24
 _READ = 1 << 20
 
 
@@ -45,6 +51,8 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
     """Run MODEL on words read from stdin; print a JSON array of state names after each symbol, one line per word."""
     if engine == "numpy" and dtype != "float64":
         raise click.UsageError(f"--engine numpy runs at float64 only, not --dtype {dtype} (use --engine torch)")
+    if sys.stdin is None:
+        raise SpecError("stdin is closed: `fsa2rnn run` reads its words from stdin, one JSON array per line")
     predict = _numpy_predictor(model_path) if engine != "torch" and dtype == "float64" else None
     if predict is None:
         predict = _torch_predictor(model_path, dtype)
@@ -62,8 +70,6 @@ def run_command(model_path: str, dtype: str, engine: str) -> None:
             out.write(writer.lines(states[:n_good], lengths[:good]))
             out.flush()
         if bad is not None:
-            from fsa2rnn.nn.readout import state_names
-
             state_names(
                 states[n_good : n_good + lengths[bad]],
                 model.states,
@@ -82,8 +88,6 @@ class _Predictor:
 
 
 def _numpy_predictor(model_path: str) -> _Predictor:
-    from fsa2rnn.runtime import load_executor
-
     executor = load_executor(model_path)
     return _Predictor(executor.compiled, executor.predict_states)
 
@@ -129,16 +133,18 @@ def _first_bad_word(states: np.ndarray, lengths: np.ndarray, n_states: int) -> i
 
 
 def _batches(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """(number of the first line, complete lines ending in a newline) of what stdin has ready."""
+    """(number of the first line, complete lines ending in a newline) of what stdin has ready; LimitExceededError
+    as soon as a line is longer than :data:`MAX_LINE_BYTES` (before more of it is read)."""
     buf = bytearray()
     line = 1
     eof = False
+    limit = _LineLimit()
     while not eof:
-        chunk = _read_some(stream)
+        chunk = limit.feed(_read_some(stream))
         eof = not chunk
         buf += chunk
         while not eof and len(buf) < BATCH_BYTES and _ready(stream):
-            chunk = _read_some(stream)
+            chunk = limit.feed(_read_some(stream))
             eof = not chunk
             buf += chunk
         if eof and buf and not buf.endswith(b"\n"):
@@ -149,6 +155,30 @@ def _batches(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             del buf[:cut]
             yield line, data
             line += data.count(b"\n")
+
+
+class _LineLimit:
+    """The length of every stdin line, counted as its bytes arrive (the newlines of each chunk found at once)."""
+
+    def __init__(self) -> None:
+        self.lines = 0  #: complete lines seen
+        self.tail = 0  #: bytes of the line under way
+
+    def feed(self, chunk: bytes) -> bytes:
+        newlines = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+        if newlines.size == 0:
+            lengths = np.array([self.tail + len(chunk)])
+        else:
+            first, last = self.tail + newlines[0], len(chunk) - newlines[-1] - 1
+            lengths = np.concatenate([[first], np.diff(newlines) - 1, [last]])
+        over = np.flatnonzero(lengths > MAX_LINE_BYTES)
+        if over.size:
+            raise LimitExceededError(
+                f"stdin line {self.lines + int(over[0]) + 1} is longer than the limit of {MAX_LINE_BYTES:,} bytes"
+            )
+        self.lines += int(newlines.size)
+        self.tail = int(lengths[-1])
+        return chunk
 
 
 def _read_some(stream: BinaryIO) -> bytes:

@@ -7,11 +7,12 @@ from typing import Any
 import click
 
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.dot import dot_writer, to_dot
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.library.builtins import CATALOGUE
 
-from .errors import echo_json
-from .options import check_output, max_states_option
+from .errors import echo_json, printable
+from .options import DOT_FORMATS, check_output, delivered, max_states_option
 
 _PREVIEW = 8
 
@@ -49,7 +50,7 @@ def summary(a: Automaton) -> dict[str, Any]:
 
 
 def _preview(names: tuple[str, ...]) -> str:
-    shown = ", ".join(names[:_PREVIEW])
+    shown = ", ".join(printable(n) for n in names[:_PREVIEW])
     return shown + (f", … ({len(names)} in all)" if len(names) > _PREVIEW else "")
 
 
@@ -57,8 +58,8 @@ def _table(a: Automaton) -> list[str]:
     """The first rows and columns of δ: one line per state, one column per symbol."""
     states = range(min(a.n_states, _PREVIEW))
     symbols = range(min(a.n_symbols, 6))
-    cells = [[a.states[q]] + [a.states[a.transitions[x, q]] for x in symbols] for q in states]
-    header = ["δ"] + [a.symbols[x] for x in symbols]
+    cells = [[printable(a.states[q])] + [printable(a.states[a.transitions[x, q]]) for x in symbols] for q in states]
+    header = ["δ"] + [printable(a.symbols[x]) for x in symbols]
     widths = [max(len(row[j]) for row in [header, *cells]) for j in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
@@ -74,28 +75,32 @@ def _table(a: Automaton) -> list[str]:
 @max_states_option
 def show_command(spec: str, as_json: bool, dot_file: str | None, max_states: int) -> None:
     """Summarize the automaton SPEC: a JSON spec file, regex:PATTERN, or a builtin (see `fsa2rnn list`)."""
-    check_output(dot_file)
+    check_output(dot_file, "--dot", DOT_FORMATS, inputs=(spec,))
     a = resolve_spec(spec, max_states=max_states)
+    writer = None
     if dot_file is not None:
-        from fsa2rnn.fsa.dot import to_dot, write_dot
+        writer = dot_writer(to_dot(a), dot_file)
+    with delivered(dot_file, writer):
+        if as_json:
+            echo_json(summary(a))
+            return
+        _report(a, spec)
+        if dot_file is not None:
+            click.echo(f"wrote {printable(dot_file)}")
 
-        write_dot(to_dot(a), dot_file)
-    if as_json:
-        echo_json(summary(a))
-        return
+
+def _report(a: Automaton, spec: str) -> None:
     s = summary(a)
-    click.echo(f"name:        {a.name or spec}")
+    click.echo(f"name:        {printable(a.name or spec)}")
     click.echo(f"states:      {a.n_states}  [{_preview(a.states)}]")
     click.echo(f"symbols:     {a.n_symbols}  [{_preview(a.symbols)}]")
-    click.echo(f"initial:     {s['initial'] if s['initial'] is not None else '(none: a semiautomaton)'}")
+    click.echo(f"initial:     {printable(s['initial']) if s['initial'] is not None else '(none: a semiautomaton)'}")
     acc = s["accepting"]
     click.echo(f"accepting:   {'(none)' if acc is None else '[' + _preview(tuple(acc)) + ']'}")
     click.echo(f"group:       {'yes (every symbol permutes the states)' if a.is_group_automaton else 'no'}")
     if a.action is not None:
         click.echo(f"action:      on {a.action.shape[1]} points")
     if a.factors is not None:
-        click.echo(f"factors:     {' x '.join(f.name or '?' for f in a.factors)}")
+        click.echo(f"factors:     {' x '.join(printable(f.name or '?') for f in a.factors)}")
     for line in _table(a):
         click.echo("  " + line)
-    if dot_file is not None:
-        click.echo(f"wrote {dot_file}")

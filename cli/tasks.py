@@ -1,8 +1,10 @@
-"""`fsa2rnn tasks`: the papers' named tasks, with alphabet, number of classes, chance accuracy and source.
+"""`fsa2rnn tasks`: the named tasks, with alphabet, number of classes, chance accuracy and source.
 
-The list is read from ``nn/task_catalog.json``, written from the tasks themselves by :func:`write_catalog`, so that
-listing them starts no torch (tests/test_hostile_inputs.py checks that the file equals ``list_tasks()``; after adding
-a task run ``python -m fsa2rnn.cli.tasks``).
+fsa2rnn's own tasks are read from ``nn/task_catalog.json``, written from the tasks themselves by
+:func:`write_catalog`, so that listing them starts no torch (tests/test_hostile_inputs.py checks that the file equals
+the built-in tasks; after adding one run ``python -m fsa2rnn.cli.tasks``). Tasks that installed packages register
+(the ``fsa2rnn.tasks`` entry points) are built to be described; one that cannot be is one ``error:`` line on
+stderr naming it, and the others are listed.
 """
 
 from __future__ import annotations
@@ -13,29 +15,39 @@ from typing import Any
 
 import click
 
+from fsa2rnn.fsa.io import atomic_write_text
+from fsa2rnn.nn.tasks import TASKS, task_rows
+
 from .errors import echo_json
 
 CATALOG = Path(__file__).resolve().parent.parent / "nn" / "task_catalog.json"
 
 
 def catalog() -> list[dict[str, Any]]:
-    """The rows of ``fsa2rnn tasks`` (no torch): the stored catalog."""
+    """The rows of fsa2rnn's own tasks (no torch): the stored catalog."""
     return json.loads(CATALOG.read_text())["tasks"]
 
 
 def write_catalog() -> None:
-    """Write the catalog from ``fsa2rnn.nn.tasks.list_tasks()`` (imports torch)."""
-    from fsa2rnn.fsa.io import atomic_write_text
-    from fsa2rnn.nn.tasks import list_tasks
+    """Write the catalog from fsa2rnn's own registered tasks (imports torch)."""
+    atomic_write_text(CATALOG, json.dumps({"tasks": task_rows(builtin=True)[0]}, indent=1, ensure_ascii=False) + "\n")
 
-    atomic_write_text(CATALOG, json.dumps({"tasks": list_tasks()}, indent=1, ensure_ascii=False) + "\n")
+
+def listed() -> tuple[list[dict[str, Any]], list[str]]:
+    """(rows, problems): the catalog, then the plug-ins' tasks (built to describe them, when there are any)."""
+    if all(TASKS.is_builtin(n) for n in TASKS.names()) and not TASKS.problems():
+        return catalog(), []
+    rows, problems = task_rows(builtin=False)
+    return catalog() + rows, problems
 
 
 @click.command("tasks")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def tasks_command(as_json: bool) -> None:
-    """List the papers' tasks (every SPEC is a task too: its word problem; SPEC:accept predicts acceptance)."""
-    rows = catalog()
+    """List the named tasks (every SPEC is a task too: its word problem; SPEC:accept predicts acceptance)."""
+    rows, problems = listed()
+    for line in problems:  # a broken plug-in is named; the other tasks are listed
+        click.echo(f"error: {' '.join(line.split())}", err=True)
     if as_json:
         echo_json({"tasks": rows, "also": "every SPEC (its word problem) and SPEC:accept"})
         return

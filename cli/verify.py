@@ -7,8 +7,16 @@ from pathlib import Path
 
 import click
 
+from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.nn.limits import check_words_length
+from fsa2rnn.nn.train.runfiles import check_run_dir
+from fsa2rnn.realize.verify import verify_model
+
 from .errors import echo_json, echo_report
-from .options import cap_option, check_plot, limited, max_states_option, quiet_option, seed_option
+from .limit_options import cap_option, limited, seed_option
+from .options import check_plot, max_states_option, quiet_option
 from .run import DTYPES
 
 #: the first length the L_max search of `verify --eta --lmax` tries (fsa2rnn.realize.conditions.LMAX_START)
@@ -64,9 +72,6 @@ def verify_command(
     """Check MODEL exactly and on random words; exit code 1 if it does not realize the automaton (or, with --eta,
     is not robust at η). A training run RUN is checked against its task on random words, and with --eta by the same
     theorems (trained A(x): Theorem 4.1's branch; trained NFSM: η* of its attractors; random perturbations)."""
-    from fsa2rnn.fsa.errors import SpecError
-    from fsa2rnn.nn.limits import check_words_length
-
     if eta is None and (lmax or plot is not None):
         raise SpecError("--lmax and --plot need --eta")
     check_words_length(n_words, length)
@@ -74,12 +79,8 @@ def verify_command(
         if cap < LMAX_START:
             raise SpecError(f"--cap {cap} is below the start length {LMAX_START} of the L_max search")
         check_plot(plot)
-    from fsa2rnn.compiler.model import CompiledModel
-    from fsa2rnn.fsa.library import resolve_spec
-    from fsa2rnn.realize.verify import verify_model
 
     if Path(model_path).is_dir():  # a training run: its task's automaton, realize/trained_robust.py
-        from fsa2rnn.nn.train.runfiles import check_run_dir
         from fsa2rnn.realize.trained_robust import verify_run
 
         check_run_dir(model_path)

@@ -1,25 +1,31 @@
-"""Integer keys of compiled models: mixed-radix codes, their limit, and the key → value lookup of every table.
+"""Integer keys of compiled models: the mixed-radix codec, its limit, and the key → value lookup of every table.
 
 A compiled model indexes its tables by tuples of small integers (a symbol and layer states, or head indices)
 packed into one int64 code. Two conventions are in use, each named here and used for one purpose only:
 
-- :func:`encode_keys` — *first digit least significant*: Σ_i c_i·Π_{j<i} r_j. The linear-RNN targets: a layer's
-  row key (x_t, s_0(t−1), …) and the final readout's key (s_0(t), …, s_{L−1}(t)) (compiler/README.md).
-- :func:`mixed_radix` — *first digit most significant*: Σ_i c_i·Π_{j>i} r_j. The NFSM target: a layer's key
-  (x_t, upper heads' indices at t−1) and a configuration's code (head indices in order) (compiler/NFSM.md).
+- :data:`LOW_FIRST` — *first digit least significant*: Σ_i c_i·Π_{j<i} r_j. The linear-RNN targets: a layer's
+  row key (x_t, s_0(t−1), …) and the final readout's key (s_0(t), …, s_{L−1}(t)) (compiler/targets/lrnn/README.md).
+- :data:`HIGH_FIRST` — *first digit most significant*: Σ_i c_i·Π_{j>i} r_j. The NFSM target: a layer's key
+  (x_t, upper heads' indices at t−1) and a configuration's code (head indices in order)
+  (compiler/targets/nfsm/README.md).
 
-Every code space is at most :data:`MAX_KEY_SPACE` (:func:`check_key_space`). :class:`KeyLookup` maps codes to
-values, −1 where a code is absent: a dense table when the space is at most :data:`DENSE_KEYS` (:func:`dense_keys`,
-the one threshold the numpy and torch executors share), else a binary search over the sorted codes.
+:func:`encode` and :func:`decode` are the codec, written once for numpy arrays and torch tensors alike (the
+executors of every backend call them). Every code space is at most :data:`MAX_KEY_SPACE` (:func:`check_key_space`).
+:class:`KeyLookup` maps codes to values, −1 where a code is absent: a dense table when the space is at most
+:data:`DENSE_KEYS` (:func:`dense_keys`, the one threshold the numpy and torch lookups share), else a binary search
+over the sorted codes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from fsa2rnn.fsa.errors import LimitExceededError
+
+from .xp import Array, is_tensor, stack
 
 #: mixed-radix codes are int64; the product of the radices must stay at most this
 MAX_KEY_SPACE = 2**62
@@ -47,27 +53,49 @@ def check_key_space(radix: Sequence[int], what: str) -> None:
         raise LimitExceededError(f"{what}: key space {space} exceeds the limit {MAX_KEY_SPACE} = 2^62 of int64 keys")
 
 
-def encode_keys(cols: Sequence[np.ndarray], radix: Sequence[int]) -> np.ndarray:
-    """Mixed-radix int64 codes of integer columns, the first column least significant (linear-RNN row keys)."""
-    key = np.zeros(np.broadcast(*cols).shape if cols else (), dtype=np.int64)
-    mult = 1
-    for c, r in zip(cols, radix):
-        key = key + np.asarray(c, dtype=np.int64) * mult
-        mult *= int(r)
-    return key
+#: the two digit orders of mixed-radix codes (module docstring)
+LOW_FIRST, HIGH_FIRST = "low_first", "high_first"
 
 
-def mixed_radix(digits: np.ndarray, radices: Sequence[int]) -> np.ndarray:
-    """Σ digits[..., i]·Π_{j>i} radices[j], the first digit most significant, int64 (NFSM keys, configurations)."""
-    code = np.zeros(np.shape(digits)[:-1], dtype=np.int64)
-    for i, r in enumerate(radices):
-        code = code * int(r) + np.asarray(digits)[..., i]
-    return code
+def key_weights(radices: Sequence[int], order: str) -> list[int]:
+    """The weight of every digit: Π_{j<i} r_j (:data:`LOW_FIRST`) or Π_{j>i} r_j (:data:`HIGH_FIRST`)."""
+    if order == LOW_FIRST:
+        return [key_space(radices[:i]) for i in range(len(radices))]
+    if order == HIGH_FIRST:
+        return [key_space(radices[i + 1 :]) for i in range(len(radices))]
+    raise ValueError(f"unknown digit order {order!r} (choose {LOW_FIRST} or {HIGH_FIRST})")
 
 
-def mixed_radix_weights(radices: Sequence[int]) -> list[int]:
-    """The weight Π_{j>i} radices[j] of every digit of :func:`mixed_radix`."""
-    return [key_space(radices[i + 1 :]) for i in range(len(radices))]
+def _columns(digits: Any) -> list[Array]:
+    if isinstance(digits, (list, tuple)):
+        return [c if is_tensor(c) else np.asarray(c, dtype=np.int64) for c in digits]
+    if not is_tensor(digits):
+        digits = np.asarray(digits, dtype=np.int64)
+    return [digits[..., i] for i in range(digits.shape[-1])]
+
+
+def encode(digits: Any, radices: Sequence[int], order: str) -> Array:
+    """The int64 code Σ_i d_i·w_i of integer digits — a sequence of broadcastable columns, or one array (numpy or
+    torch) whose last axis holds the digits — in the digit ``order`` (:func:`key_weights`)."""
+    cols = _columns(digits)
+    key = None
+    for c, w in zip(cols, key_weights(radices, order)):
+        key = c * w if key is None else key + c * w
+    return key if key is not None else np.zeros((), dtype=np.int64)
+
+
+def decode(codes: Array, radices: Sequence[int], order: str) -> Array:
+    """The digits (…, len(radices)) of int64 codes (numpy or torch): the inverse of :func:`encode`."""
+    if not is_tensor(codes):
+        codes = np.asarray(codes, dtype=np.int64)
+    positions = range(len(radices)) if order == LOW_FIRST else range(len(radices) - 1, -1, -1)
+    if order not in (LOW_FIRST, HIGH_FIRST):
+        key_weights(radices, order)  # the error naming the orders
+    out: dict[int, Array] = {}
+    for i in positions:
+        out[i] = codes % int(radices[i])
+        codes = codes // int(radices[i])
+    return stack([out[i] for i in range(len(radices))], axis=-1)
 
 
 def lookup_sorted(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -111,9 +139,11 @@ __all__ = [
     "KeyLookup",
     "check_key_space",
     "dense_keys",
-    "encode_keys",
+    "HIGH_FIRST",
+    "LOW_FIRST",
+    "decode",
+    "encode",
     "key_space",
+    "key_weights",
     "lookup_sorted",
-    "mixed_radix",
-    "mixed_radix_weights",
 ]

@@ -11,13 +11,13 @@ has::
     initial       index of the initial state
     accepting     list of accepting state indices, or null
     layers        list of per-layer dicts; each has "kind" (which nn layer class runs it) and refers to its
-                  tensors by name; targets define the rest (see compiler/README.md)
+                  tensors by name; targets define the rest (see compiler/targets/lrnn/README.md)
     readout       how hidden states map back to automaton states (target-defined dict)
     summary       the CLI summary (width, layers, factors_per_step or heads, theorem bounds, ...)
     automaton     the target automaton the model was compiled from, as a spec (``Automaton.to_spec``: names,
                   transitions, accepting, name; its initial state is the model's): ``verify`` compares with it
     tensor_shapes every tensor's shape (written by ``save``)
-    sha256        the integrity hash (:func:`model_digest`, written by ``save`` and by the compilers)
+    sha256        the integrity hash (fsa2rnn.fsa.signed.signature, written by ``save`` and by the compilers)
 
 Integrity. ``sha256`` is the SHA-256 of the canonical JSON of the header without ``sha256`` (sorted keys, no
 spaces) followed by every tensor's name, dtype, shape and bytes in name order. ``load`` refuses a file whose hash
@@ -33,23 +33,38 @@ the declared shape; a malformed file raises ModelFileError.
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors import numpy as safetensors_numpy
 
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, ModelFileError
-from fsa2rnn.fsa.io import atomic_write, safetensors_problem
+from fsa2rnn.fsa.errors import FsaError, LimitExceededError, ModelFileError, UnknownStateError
+from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.signed import HASH_KEY, array_entries, check_signature, read_signed, signature, signed_metadata
 
 MODEL_FORMAT = "fsa2rnn.model/2"
 #: formats this version refuses with a hint to recompile
 _OLD_FORMATS = ("fsa2rnn.model/1",)
 _REQUIRED = ("format", "target", "construction", "states", "symbols", "initial", "layers", "readout", "automaton")
-HASH_KEY = "sha256"
+#: the largest header safetensors writes or reads (its JSON: the tensors' entries and the metadata)
+MAX_HEADER_BYTES = 100_000_000
+#: an upper bound on one tensor's entry in that header (name, dtype, shape, offsets)
+_TENSOR_ENTRY_BYTES = 256
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)
+
+
+def resolve_initial(automaton: Automaton, initial: int | str | None) -> int:
+    """The initial state index: ``initial`` if given, else the automaton's; a spec without one needs --initial."""
+    if initial is not None:
+        return automaton.state_index(initial)
+    if automaton.initial is None:
+        raise UnknownStateError("the automaton has no initial state: it needs --initial STATE")
+    return automaton.initial
 
 
 def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
@@ -57,26 +72,46 @@ def stored_automaton(automaton: Automaton, initial: int) -> dict[str, Any]:
     return automaton.replace(initial=int(initial)).to_spec()
 
 
-def model_digest(header: dict[str, Any], tensors: dict[str, np.ndarray]) -> str:
-    """SHA-256 of the canonical JSON of ``header`` without its hash, then every tensor (name, dtype, shape, bytes)
-    in name order. The header is normalized through JSON first, so an in-memory header and its file agree."""
-    h = hashlib.sha256()
-    plain = json.loads(json.dumps({k: v for k, v in header.items() if k != HASH_KEY}, default=_json_default))
-    h.update(json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
-    for name in sorted(tensors):
-        a = np.asarray(tensors[name])
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))  # as safetensors stores it
-        h.update(b"\0" + json.dumps([name, a.dtype.str, list(a.shape)]).encode() + b"\0")
-        h.update(a.tobytes())
-    return h.hexdigest()
+def check_header_size(automaton: Automaton) -> None:
+    """LimitExceededError, before any compilation, when a model of ``automaton`` cannot be saved: its header
+    stores the automaton's spec and its names a second time, which safetensors refuses beyond
+    :data:`MAX_HEADER_BYTES`. The count is a lower bound (digits and separators of the transitions, the names
+    with their quotes), exact enough that a refusal is certain."""
+    t = automaton.transitions
+    digits = int(np.searchsorted(_POWERS, t.ravel(), side="right").sum()) + t.size  # digits of each entry
+    names = sum(map(len, automaton.states)) + sum(map(len, automaton.symbols))
+    count = len(automaton.states) + len(automaton.symbols)
+    size = digits + 2 * t.size + 2 * (names + 6 * count)  # ", " after each entry; each name twice, quoted
+    if size > MAX_HEADER_BYTES:
+        raise LimitExceededError(_header_message(size, automaton))
 
 
-@dataclass
+def _header_message(size: int, automaton: Automaton | None = None) -> str:
+    what = "" if automaton is None else f" ({automaton.n_states:,} states × {automaton.n_symbols:,} symbols)"
+    return (
+        f"the model file's header would hold {size:,} bytes{what}, over the {MAX_HEADER_BYTES:,} that safetensors "
+        "stores: the header keeps the automaton's table and names; compile a smaller automaton"
+    )
+
+
+@dataclass(repr=False)
 class CompiledModel:
     """Compiled weights: ``header`` (JSON-able dict, see module docstring) and ``tensors`` (name → numpy array)."""
 
     header: dict[str, Any]
     tensors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: target, construction, the automaton's size, the tensors' — the report is ``.summary``."""
+        h = self.header
+        name = (h.get("automaton") or {}).get("name")
+        nbytes = sum(int(np.asarray(t).nbytes) for t in self.tensors.values())
+        return (
+            f"<CompiledModel {h.get('target', '?')}/{h.get('construction', '?')}"
+            f"{' ' + repr(name) if name else ''}: {len(h.get('states', ()))} states, {len(h.get('symbols', ()))} "
+            f"symbols, {_count(len(h.get('layers', ())), 'layer')}, {len(self.tensors)} tensors ({_size(nbytes)}); the "
+            f"compile report: .summary (a dict)>"
+        )
 
     # convenience views of the header
     @property
@@ -128,22 +163,14 @@ class CompiledModel:
 
     def seal(self) -> CompiledModel:
         """Record the integrity hash of the header and tensors as they are now (``header["sha256"]``); returns self."""
-        self.header[HASH_KEY] = model_digest(self.header, self.tensors)
+        self.header[HASH_KEY] = signature(self.header, array_entries(self.tensors))
         return self
 
     def check_integrity(self, *, required: bool = False) -> None:
         """ModelFileError if the recorded hash does not match the header and tensors (or is missing and
         ``required``: model files always carry one; a model built in memory may not)."""
-        want = self.header.get(HASH_KEY)
-        if want is None:
-            if required:
-                raise ModelFileError(f"model header has no {HASH_KEY!r} integrity hash")
-            return
-        if model_digest(self.header, self.tensors) != want:
-            raise ModelFileError(
-                f"the model's header and tensors do not match its {HASH_KEY} integrity hash: "
-                "the file was modified or corrupted"
-            )
+        if self.header.get(HASH_KEY) is not None or required:
+            check_signature(self.header, array_entries(self.tensors), what="model")
 
     def validate(self) -> CompiledModel:
         """Check the header's required keys, the stored automaton, and that the tensors are finite numeric
@@ -183,55 +210,45 @@ class CompiledModel:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path) -> None:
-        """Write a safetensors file (atomically: a failure leaves no file), with the integrity hash of what it
-        writes."""
-        from safetensors.numpy import save_file
+        """Write a signed safetensors file (fsa2rnn.fsa.signed; atomically: a failure leaves no file)."""
+        atomic_write(path, self.writer())
 
+    def writer(self) -> Callable[[Path], None]:
+        """The function that writes this model to a path (``save``; the CLI stages it with
+        ``fsa.io.staged_write`` so that the file appears only once the report is printed). LimitExceededError at
+        once when the header exceeds what safetensors stores (:data:`MAX_HEADER_BYTES`)."""
         header = dict(self.header)
         header["tensor_shapes"] = {k: list(v.shape) for k, v in self.tensors.items()}
         tensors = {k: np.ascontiguousarray(v) for k, v in self.tensors.items()}
-        header[HASH_KEY] = model_digest(header, tensors)
-        meta = {"fsa2rnn": json.dumps(header, default=_json_default)}
-        atomic_write(path, lambda p: save_file(tensors, str(p), metadata=meta))
+        meta = signed_metadata(header, array_entries(tensors))
+        size = len(json.dumps(meta)) + _TENSOR_ENTRY_BYTES * len(tensors)
+        if size > MAX_HEADER_BYTES:
+            raise LimitExceededError(_header_message(size))
+        return lambda p: safetensors_numpy.save_file(tensors, str(p), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path) -> CompiledModel:
         """Read a model file; ModelFileError on anything unreadable, malformed or inconsistent."""
-        from safetensors import safe_open
-
-        p = Path(path)
-        if not p.is_file():
-            raise ModelFileError(f"no such model file: {str(p)!r}")
-        problem = safetensors_problem(p)
-        if problem:
-            raise ModelFileError(f"model file {str(p)!r} {problem}")
+        header, _, data = read_signed(path, what="model file")
+        if header is None:
+            raise ModelFileError(f"{str(path)!r} is not an fsa2rnn model (no 'fsa2rnn' header)")
         try:
-            with safe_open(str(p), framework="numpy") as f:
-                meta = f.metadata() or {}
-                tensors = {k: f.get_tensor(k) for k in f.keys()}
+            tensors = safetensors_numpy.load(data)
         except Exception as exc:  # safetensors raises several types for corrupt files
-            raise ModelFileError(f"cannot read model file {str(p)!r}: {' '.join(str(exc).split())}") from None
-        if "fsa2rnn" not in meta:
-            raise ModelFileError(f"{str(p)!r} is not an fsa2rnn model (no 'fsa2rnn' header)")
-        try:
-            header = json.loads(meta["fsa2rnn"])
-        except json.JSONDecodeError:
-            raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is not valid JSON") from None
-        except RecursionError:
-            raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is nested too deeply") from None
-        if not isinstance(header, dict):
-            raise ModelFileError(f"{str(p)!r}: the fsa2rnn header is not a JSON object")
+            raise ModelFileError(f"cannot read model file {str(path)!r}: {' '.join(str(exc).split())}") from None
         model = cls(header, tensors)
         if header.get("format") not in _OLD_FORMATS:
             model.check_integrity(required=True)
         return model.validate()
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if nbytes < 1024 or unit == "MiB":
+            return f"{nbytes:,} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return ""

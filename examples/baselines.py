@@ -16,10 +16,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fsa2rnn.compiler import compile_pdssm
+from fsa2rnn.compiler import compile_pdssm, load_executor
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.runtime import load_executor
 
 
 def compiled_m11(length: int) -> None:

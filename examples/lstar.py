@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
+from fsa2rnn.nn.train import load_run
 from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.runfiles import load_run
 from fsa2rnn.nn.train.trainer import train
 from fsa2rnn.realize.lstar import compare_lstar
 

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fsa2rnn.compiler import compile_householder, compile_nfsm
-from fsa2rnn.compiler.definite_to_affine import compile_affine
+from fsa2rnn.compiler import compile_affine, compile_householder, compile_nfsm
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.realize.conditions import check_conditions
 from fsa2rnn.realize.robust import drift, l_max, one_thread, plot_drift

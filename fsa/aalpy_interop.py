@@ -20,14 +20,10 @@ from typing import Any
 import numpy as np
 
 from .automaton import STATE_DTYPE, Automaton
-from .errors import FsaError, SpecError, UnknownStateError
+from .errors import MissingDependencyError, SpecError, UnknownStateError
 
 #: how a user gets AALpy
 INSTALL_HINT = "pip install 'fsa2rnn[lstar]' (or: pip install 'aalpy>=2.0')"
-
-
-class MissingDependencyError(FsaError):
-    """An optional dependency (here AALpy) is not installed; the message says how to install it."""
 
 
 def require_aalpy() -> Any:

@@ -12,8 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .automaton import Automaton
+from .classify import classify
+from .dclasses import green_classes
 from .errors import LimitExceededError
 from .monoid import MAX_ELEMENTS, TransitionMonoid
+from .realizability import realizability
 
 ANALYSIS_STAGES = ("transition monoid", "Green's classes", "subgroups and classification", "realizability")
 #: Monoids with more elements are analysed from their D-classes (fsa.dclasses.green_classes), never enumerated.
@@ -30,8 +33,6 @@ def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: 
     the memory limit, stopped it), the D-classes (orbits of images and kernels); when these are refused (a limit),
     the full enumeration decides, with its own limits and messages — refused at once when more than the threshold
     already outnumbers what ``max_bytes`` holds. Every stage stays within ``max_bytes``."""
-    from .dclasses import green_classes
-
     limit = min(max_elements, ENUMERATION_THRESHOLD)
     try:
         return TransitionMonoid(a, max_elements=limit, max_bytes=max_bytes)
@@ -62,9 +63,6 @@ def analyze(
     ``max_elements`` and ``max_bytes`` bound the monoid (LimitExceededError beyond them); ``cascade=False`` skips
     the holonomy decomposition in the realizability report; ``step(name)`` is called as each of the
     ANALYSIS_STAGES starts (for a progress bar)."""
-    from .classify import classify
-    from .realizability import realizability
-
     step(ANALYSIS_STAGES[0])
     M = monoid_structure(a, max_elements=max_elements, max_bytes=max_bytes)
     step(ANALYSIS_STAGES[1])

@@ -15,23 +15,22 @@ from typing import Any
 
 import numpy as np
 
+from . import dfa_interop, dot, minimize, product, reachable, relabel
 from .errors import (
-    LimitExceededError,
     MissingTransitionError,
     SpecError,
     UnknownStateError,
     UnknownSymbolError,
 )
+from .indices import STATE_DTYPE
+from .inputs import STRING_WORD, check_symbol_ids, preview_names
+from .io import atomic_write_text, parse_json
+from .reader import decode_utf8, read_bounded
+from .spec_scan import check_spec_size, check_spec_text
 
 SPEC_FORMAT = "fsa2rnn.automaton/1"
 _SPEC_KEYS = {"format", "states", "symbols", "transitions", "initial", "accepting", "name"}
 
-#: dtype of transition tables and state arrays.
-STATE_DTYPE = np.int64
-
-#: Largest transition table a JSON spec may declare (states × symbols; 80 MB of int64 entries), checked before
-#: anything of that size is allocated.
-MAX_SPEC_TRANSITIONS = 10_000_000
 #: Largest JSON spec file read (parsing costs several times the text in memory).
 MAX_SPEC_FILE_BYTES = 256 << 20
 
@@ -43,15 +42,6 @@ def _declared_count(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     return len(value) if isinstance(value, (list, tuple)) else None
-
-
-def check_spec_size(n_states: int, n_symbols: int) -> None:
-    """LimitExceededError when a spec declares more than MAX_SPEC_TRANSITIONS transitions (states × symbols)."""
-    if n_states * n_symbols > MAX_SPEC_TRANSITIONS:
-        raise LimitExceededError(
-            f"the spec declares {n_states:,} states × {n_symbols:,} symbols = {n_states * n_symbols:,} transitions, "
-            f"over the limit of {MAX_SPEC_TRANSITIONS:,}"
-        )
 
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
@@ -255,7 +245,8 @@ class Automaton:
         try:
             return self._symbol_ids[str(symbol)]
         except KeyError:
-            raise UnknownSymbolError(f"unknown symbol {symbol!r} (the alphabet is {_preview(self._symbols)})") from None
+            alphabet = preview_names(self._symbols)
+            raise UnknownSymbolError(f"unknown symbol {symbol!r} (the alphabet is {alphabet})") from None
 
     def encode(self, word: Iterable[str]) -> np.ndarray:
         """Symbol names → an integer array of symbol ids (UnknownSymbolError names the first bad symbol)."""
@@ -264,7 +255,7 @@ class Automaton:
             return np.fromiter((ids[str(s)] for s in word), dtype=STATE_DTYPE)
         except KeyError as exc:
             raise UnknownSymbolError(
-                f"unknown symbol {exc.args[0]!r} (the alphabet is {_preview(self._symbols)})"
+                f"unknown symbol {exc.args[0]!r} (the alphabet is {preview_names(self._symbols)})"
             ) from None
 
     def decode_states(self, ids: Iterable[int]) -> list[str]:
@@ -330,45 +321,11 @@ class Automaton:
         return bool(self._accepting[self.final_state(word)])
 
     def _as_ids(self, word: Any) -> np.ndarray:
-        """Symbol ids of a word: an integer array, a sequence of ids (Python or numpy ints) or of names (str)."""
+        """Symbol ids of a word (T,) or a batch (B, T): ids or names, checked by fsa/inputs.py's one check."""
         if isinstance(word, str):
-            raise SpecError(
-                "a word is a sequence of symbol names, not a string (use list('abc') for one-letter symbols)"
-            )
-        if isinstance(word, np.ndarray) and word.dtype.kind in "iu":
-            return self._checked_ids(word.astype(STATE_DTYPE, copy=False))
-        items = word.tolist() if isinstance(word, np.ndarray) else list(word)
-        if items and all(isinstance(s, (list, tuple, np.ndarray)) for s in items):  # a batch as nested lists
-            batch = np.asarray(word)
-            if batch.ndim == 2 and batch.dtype.kind in "iu":
-                return self._checked_ids(batch.astype(STATE_DTYPE, copy=False))
-            raise UnknownSymbolError("a batch of words must be a (B, T) array of integer symbol ids")
-        is_id = [isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in items]
-        if all(is_id) and items:
-            return self._checked_ids(np.array(items, dtype=STATE_DTYPE))
-        for s, i in zip(items, is_id):
-            if not (i or isinstance(s, str)):
-                raise UnknownSymbolError(
-                    f"a word's symbols are names (str) or ids (int), got {type(s).__name__} {s!r}"
-                )
-        if any(is_id):
-            raise UnknownSymbolError("a word mixes symbol names (str) and symbol ids (int): use one or the other")
-        ids = self._symbol_ids
-        try:
-            return np.fromiter((ids[s] for s in items), dtype=STATE_DTYPE, count=len(items))
-        except KeyError as exc:
-            raise UnknownSymbolError(
-                f"unknown symbol name {exc.args[0]!r} (the alphabet is {_preview(self._symbols)}; "
-                f"ids 0..{self.n_symbols - 1} are given as ints)"
-            ) from None
-
-    def _checked_ids(self, ids: np.ndarray) -> np.ndarray:
-        if ids.size and (ids.min() < 0 or ids.max() >= self.n_symbols):
-            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise UnknownSymbolError(
-                f"symbol id {bad} is out of range (ids are 0..{self.n_symbols - 1}; names are given as strings)"
-            )
-        return ids
+            raise SpecError(STRING_WORD)
+        x = check_symbol_ids(word, self.n_symbols, symbols=self._symbols)
+        return x.ids[0] if x.single else x.ids
 
     # ------------------------------------------------------------------ specs and files
     @classmethod
@@ -459,8 +416,9 @@ class Automaton:
 
     @classmethod
     def from_json(cls, text: str) -> Automaton:
-        from .io import parse_json
-
+        """Build from a JSON spec text; its counts are checked against the limits before it is parsed
+        (fsa/spec_scan.py)."""
+        check_spec_text(text.encode() if isinstance(text, str) else text, _SPEC_KEYS)
         return cls.from_spec(parse_json(text))
 
     def to_json(self, indent: int | None = None) -> str:
@@ -468,25 +426,17 @@ class Automaton:
 
     @classmethod
     def load(cls, path: str | Path) -> Automaton:
-        """Load a JSON spec file."""
-        p = Path(path)
-        try:
-            size = p.stat().st_size if p.is_file() else 0
-            if size > MAX_SPEC_FILE_BYTES:
-                raise LimitExceededError(
-                    f"spec file {str(p)!r} has {size:,} bytes, over the limit of {MAX_SPEC_FILE_BYTES:,}"
-                )
-            text = p.read_text()
-        except FileNotFoundError:
-            raise SpecError(f"no such file: {str(p)!r}") from None
-        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-            raise SpecError(f"cannot read spec file {str(p)!r}: {exc}") from None
-        return cls.from_json(text)
+        """Load a JSON spec file — a regular file, a device or a pipe, read within MAX_SPEC_FILE_BYTES and without
+        waiting forever (fsa/reader.py)."""
+
+        data = read_bounded(path, MAX_SPEC_FILE_BYTES, what="spec file", first=b"{")
+        check_spec_text(data, _SPEC_KEYS)  # the counts, from the bytes as read: a refusal costs the file once
+        text = decode_utf8(data, f"spec file {str(path)!r}")
+        del data
+        return cls.from_spec(parse_json(text))
 
     def save(self, path: str | Path) -> None:
         """Write the JSON spec (atomically: no partial file on failure)."""
-        from .io import atomic_write_text
-
         atomic_write_text(path, self.to_json(indent=1) + "\n")
 
     @classmethod
@@ -521,52 +471,36 @@ class Automaton:
     # ------------------------------------------------------------------ operations (each lives in its own module)
     def reachable(self) -> Automaton:
         """The part reachable from the initial state (fsa/reachable.py)."""
-        from .reachable import reachable
-
-        return reachable(self)
+        return reachable.reachable(self)
 
     def minimize(self) -> Automaton:
         """The minimal DFA of the language; for a semiautomaton, the reachable part (fsa/minimize.py)."""
-        from .minimize import minimize
-
-        return minimize(self)
+        return minimize.minimize(self)
 
     def product(self, *others: Automaton, accept: str = "all") -> Automaton:
         """The direct product with other automata over the same symbols, keeping ``factors`` (fsa/product.py)."""
-        from .product import product
-
-        return product(self, *others, accept=accept)
+        return product.product(self, *others, accept=accept)
 
     def relabel(self, states: Any = None, symbols: Any = None) -> Automaton:
         """Rename states and/or symbols: a list, a mapping old → new, or a function (fsa/relabel.py)."""
-        from .relabel import relabel
-
-        return relabel(self, states=states, symbols=symbols)
+        return relabel.relabel(self, states=states, symbols=symbols)
 
     def is_isomorphic(self, other: Automaton) -> bool:
         """Whether a state bijection maps this automaton onto ``other`` (symbols matched by name)."""
-        from .relabel import is_isomorphic
-
-        return is_isomorphic(self, other)
+        return relabel.is_isomorphic(self, other)
 
     def to_dfa(self, partial: bool = False) -> Any:
         """An automata-lib DFA with the same names; ``partial=True`` leaves out sink states (fsa/dfa_interop.py)."""
-        from .dfa_interop import to_dfa
-
-        return to_dfa(self, partial=partial)
+        return dfa_interop.to_dfa(self, partial=partial)
 
     @classmethod
     def from_dfa(cls, dfa: Any, name: str | None = None) -> Automaton:
         """From an automata-lib DFA; a partial DFA gains a sink state (fsa/dfa_interop.py)."""
-        from .dfa_interop import from_dfa
-
-        return from_dfa(dfa, name=name)
+        return cls(**dfa_interop.dfa_arguments(dfa, name=name))
 
     def to_dot(self) -> str:
         """Graphviz DOT source (fsa/dot.py)."""
-        from .dot import to_dot
-
-        return to_dot(self)
+        return dot.to_dot(self)
 
     # ------------------------------------------------------------------ predicates
     @cached_property
@@ -591,8 +525,3 @@ def _check_action(action: Any, n_symbols: int) -> np.ndarray:
         raise SpecError("every row of an action must be a permutation of 0..d-1")
     arr.setflags(write=False)
     return arr
-
-
-def _preview(names: Sequence[str], k: int = 8) -> str:
-    shown = ", ".join(repr(s) for s in names[:k])
-    return "{" + shown + (", …" if len(names) > k else "") + "}"

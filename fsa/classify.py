@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import LimitExceededError
 from .monoid import TransitionMonoid
 
 
@@ -71,8 +72,6 @@ def definite_degree_of_generators(gens: Any) -> int | None:
     """The definite degree (or None) from the generators alone, by the pair graph (module docstring): peel the
     pairs without a surviving successor, one word length per vectorized step. O(n²·|Σ|) per length, at most
     n(n−1)/2 + 1 lengths; LimitExceededError beyond MAX_PAIR_EDGES pair edges."""
-    from .errors import LimitExceededError
-
     g = np.asarray(gens, dtype=np.int64)
     k, n = g.shape
     if n == 1:

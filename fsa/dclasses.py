@@ -42,7 +42,8 @@ from .errors import LimitExceededError
 from .graphs import breadth_first_predecessors, strong_components
 from .green import subgroup_record
 from .group_table import generates_symmetric, row_keys
-from .monoid import MAX_BYTES, _as_generators
+from .groups import GroupSummary, describe_group
+from .monoid import MAX_BYTES, TransitionMonoid, _as_generators
 
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
 #: forward/inverse tree maps (2·2·n), keys and bookkeeping.
@@ -259,8 +260,6 @@ class _Group:
 
     @cached_property
     def elements(self) -> np.ndarray:
-        from .monoid import TransitionMonoid
-
         if len(self.gens) == 0:
             return np.arange(self.r, dtype=np.int32)[None, :]
         try:
@@ -381,11 +380,7 @@ class SubgroupSummary:
 
     @cached_property
     def summary(self) -> Any:
-        from .groups import describe_group
-
         if self.order == 1:
-            from .groups import GroupSummary
-
             return GroupSummary(1, "C1", (), True, 0)
         if self.natural_action is not None:  # a group automaton's own action (as fsa.green does), when faithful
             natural = describe_group(self.natural_action, what=f"the maximal subgroup of D-class {self.d_class}")

@@ -1,20 +1,23 @@
 """Conversion between Automaton and automata-lib's DFA (complete or partial).
 
-``to_dfa`` keeps state and symbol names; ``from_dfa`` reads states and symbols in the DFA's insertion order, so
-``from_dfa(to_dfa(a)) == a`` for every automaton with an initial state and an accepting set. A partial DFA gains one
-non-accepting sink state (named ``sink``, or ``sink'``… if that name is taken) receiving every missing transition;
-``to_dfa(a, partial=True)`` drops it again, so ``to_dfa(from_dfa(d), partial=True)`` is ``d`` for a partial DFA
-without sink states of its own.
+``to_dfa`` keeps state and symbol names; ``Automaton.from_dfa`` reads states and symbols in the DFA's insertion
+order, so ``Automaton.from_dfa(to_dfa(a)) == a`` for every automaton with an initial state and an accepting set. A
+partial DFA gains one non-accepting sink state (named ``sink``, or ``sink'``… if that name is taken) receiving every
+missing transition; ``to_dfa(a, partial=True)`` drops it again, so ``to_dfa(Automaton.from_dfa(d), partial=True)`` is
+``d`` for a partial DFA without sink states of its own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .automaton import STATE_DTYPE, Automaton
 from .errors import SpecError, UnknownStateError
+from .indices import STATE_DTYPE
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 SINK = "sink"
 
@@ -34,7 +37,7 @@ def to_dfa(a: Automaton, partial: bool = False) -> Any:
     """An automata-lib ``DFA`` with the same states, symbols, initial state and accepting set (empty if none).
 
     ``partial=True`` leaves out the sink states (see :func:`sink_states`) and every transition into them, giving a
-    partial DFA (``allow_partial``) with the same language; ``from_dfa`` adds one sink back."""
+    partial DFA (``allow_partial``) with the same language; ``Automaton.from_dfa`` adds one sink back."""
     from automata.fa.dfa import DFA
 
     if a.initial is None:
@@ -57,8 +60,9 @@ def to_dfa(a: Automaton, partial: bool = False) -> Any:
     )
 
 
-def from_dfa(dfa: Any, name: str | None = None) -> Automaton:
-    """An Automaton from an automata-lib DFA; missing transitions of a partial DFA go to an added sink state.
+def dfa_arguments(dfa: Any, name: str | None = None) -> dict[str, Any]:
+    """The Automaton of an automata-lib DFA, as the arguments of its constructor (``Automaton.from_dfa`` builds
+    it); missing transitions of a partial DFA go to an added sink state.
 
     State names are ``str(state)`` (frozensets as ``{a,b}``); states and symbols keep the DFA's insertion order.
     """
@@ -89,8 +93,8 @@ def from_dfa(dfa: Any, name: str | None = None) -> Automaton:
             sink += "'"
         names.append(sink)
         table = np.concatenate([table, np.full((len(symbols), 1), n, dtype=STATE_DTYPE)], axis=1)
-    return Automaton(
-        table,
+    return dict(
+        transitions=table,
         states=names,
         symbols=[str(x) for x in symbols],
         initial=index[dfa.initial_state],

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .automaton import Automaton
 from .errors import FsaError, LimitExceededError
-from .io import atomic_write, atomic_write_text
+from .io import atomic_write
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 #: Automata with more states than this are refused (the drawing would be unreadable and slow to lay out).
 MAX_DOT_STATES = 2_000
@@ -55,6 +59,12 @@ def graphviz_available() -> bool:
 def write_dot(source: str, path: str | Path) -> None:
     """Write DOT source to ``path``; a .svg/.png/.pdf path is rendered with Graphviz's ``dot`` (FsaError when it is
     not installed). The file is written atomically."""
+    atomic_write(path, dot_writer(source, path))
+
+
+def dot_writer(source: str, path: str | Path) -> Callable[[Path], None]:
+    """The function that writes ``source`` to a (temporary) path in the format of ``path``'s extension: DOT text,
+    or .svg/.png/.pdf rendered by Graphviz's ``dot`` (FsaError at once when it is not installed)."""
     target = Path(path)
     fmt = target.suffix.lower().lstrip(".")
     if fmt in ("svg", "png", "pdf"):
@@ -65,6 +75,5 @@ def write_dot(source: str, path: str | Path) -> None:
         def render(tmp: Path) -> None:
             subprocess.run([exe, f"-T{fmt}", "-o", str(tmp)], input=source.encode(), check=True, timeout=120)
 
-        atomic_write(target, render)
-    else:
-        atomic_write_text(target, source)
+        return render
+    return lambda tmp: tmp.write_text(source)

@@ -2,9 +2,9 @@
 
 Every error a user can cause derives from :class:`FsaError`; the CLI maps it to one line on stderr and exit code 2.
 Messages name the offending key, symbol, state or size (and the limit, for :class:`LimitExceededError`).
-This module holds every error class of the package (the layers, ops and theorem registry import theirs from here;
-the old paths ``fsa2rnn.nn.layers.base.ConfigError``, ``fsa2rnn.nn.ops.checks.OpInputError`` and
-``fsa2rnn.realize.theorems.UnknownTheoremError`` keep working).
+This module holds every exception class of the package: the modules that raise one import it from here (so the
+paths users' scripts know keep working where the class is used, e.g. ``fsa2rnn.nn.layers.ConfigError``,
+``fsa2rnn.fsa.aalpy_interop.MissingDependencyError``, ``fsa2rnn.nn.train.trainer.Interrupted``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ class UnknownSymbolError(FsaError):
 
 
 class SymbolIdError(UnknownSymbolError):
-    """Symbol ids given to a compiled model's executor (numpy, torch, exact or stepper) are not a word (T,) or a
-    batch (B, T) of integers in 0..|Σ|−1 within each word's length, or the lengths do not fit the batch. Raised by
-    ``fsa2rnn.compiler.inputs.check_symbol_ids``, the one check every executor runs."""
+    """A word given to ``Automaton.run`` or to a compiled model's executor (numpy, torch, exact or stepper) is not a
+    word (T,) or a batch (B, T) of symbol ids in 0..|Σ|−1 (or names of the alphabet) within each word's length, or
+    the lengths do not fit the batch. Raised by ``fsa2rnn.fsa.inputs.check_symbol_ids``, the one check they all run."""
 
 
 class UnknownStateError(FsaError):
@@ -56,6 +56,10 @@ class OutputFileError(FsaError):
     """An output path cannot be written: empty, not a regular file, in a missing directory, or not writable."""
 
 
+class DirectoryLockedError(FsaError):
+    """A run directory or reproduction folder is held by another process (fsa2rnn.fsa.lock); the message names it."""
+
+
 class ModelFileError(FsaError):
     """A model file is unreadable, malformed or has been tampered with."""
 
@@ -66,6 +70,10 @@ class ConfigError(FsaError, ValueError):
 
 class OpInputError(FsaError, ValueError):
     """A tensor passed to an op has the wrong shape, dtype or values (the message names it)."""
+
+
+class MissingDependencyError(FsaError):
+    """An optional dependency (AALpy, …) is not installed; the message says how to install it."""
 
 
 class PluginError(FsaError):
@@ -84,3 +92,17 @@ class UnknownTheoremError(FsaError, KeyError):
 class CheckFailed(Exception):
     """A theorem check found the claim not to hold on its instances; the message is the evidence (internal to the
     theorem registry: it reports a failed claim, it is not bad input)."""
+
+
+class ExactnessError(Exception):
+    """A model's weights or dynamics fail the exact check (the message says where); raised by the exact interpreters
+    and reported by their callers (``verify``, the exact check): a finding about the model, not bad input."""
+
+
+class Interrupted(Exception):
+    """Training stopped by Ctrl-C (SIGINT) or SIGTERM; the message says where the run stands. ``main``: raised on
+    rank 0 (the process that reports it). ``fsa2rnn train`` prints how to resume and exits with status 130."""
+
+    def __init__(self, message: str, main: bool = True) -> None:
+        super().__init__(message)
+        self.main = main

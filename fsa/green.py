@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .graphs import connected_components, strong_components
+from .group_table import GroupTable
+from .groups import describe_group, permutation_group, smaller_faithful_action
 
 if TYPE_CHECKING:  # pragma: no cover
     from sympy.combinatorics import PermutationGroup
@@ -50,7 +52,7 @@ def _first_occurrence_relabel(labels: np.ndarray) -> np.ndarray:
     m = len(labels)
     if m and 0 <= labels.min() and labels.max() < 2 * m:
         first = np.full(int(labels.max()) + 1, m, dtype=np.int64)
-        first[labels[::-1]] = np.arange(m - 1, -1, -1)  # the last write, the smallest position, wins
+        np.minimum.at(first, labels, np.arange(m))  # each label's smallest position
         used = np.flatnonzero(first < m)
         rank = np.empty(len(first), dtype=np.int32)
         rank[used[np.argsort(first[used], kind="stable")]] = np.arange(len(used), dtype=np.int32)
@@ -128,8 +130,6 @@ class MaximalSubgroup:
         """A sympy PermutationGroup isomorphic to H_e: its action on im(e), reduced to a smaller faithful action
         when the image is large, or the automaton's natural action when the monoid is that group."""
         if "group" not in self._cache:
-            from .groups import permutation_group, smaller_faithful_action
-
             if self.natural_action is not None:
                 G = permutation_group(self.natural_action)
                 if G.order() != self.order:
@@ -149,8 +149,6 @@ class MaximalSubgroup:
         that group, else of the action on the image."""
 
         def describe() -> Any:
-            from .groups import describe_group
-
             what = f"the maximal subgroup of D-class {self.d_class}"
             if self.natural_action is not None:
                 natural = describe_group(self.natural_action, what=what)
@@ -297,8 +295,6 @@ def _unit_generators(M: TransitionMonoid) -> np.ndarray:
 def _generating_subset(perms: np.ndarray) -> np.ndarray:
     """A small subset of the group ``perms`` (all its elements, as permutations) that generates it: greedily add
     the first element outside the subgroup generated so far (closures on the group's element table)."""
-    from .group_table import GroupTable
-
     order, r = perms.shape
     ident = np.arange(r)
     is_ident = np.all(perms == ident, axis=1)

@@ -37,6 +37,11 @@ from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component
 from .errors import ConstructionError, LimitExceededError
 from .graphs import connected_components
+from .group_table import GroupTable, invariant_factors
+from .groups import MAX_GROUP_DEGREE, _abelian_name, _prime_factors, describe_group, enumerate_group, permutation_group
+from .holonomy import Skeleton, _Layout, holonomy_decomposition, holonomy_levels
+from .library.word_problems import word_problem
+from .permutation_rep import abelian_characters, noncommuting_pair
 
 SERIES = ("auto", "composition")
 #: Most cells (group order × points) of a group's element table.
@@ -115,9 +120,6 @@ class GroupSeries:
     """
 
     def __init__(self, gens: np.ndarray, degree: int, series: str = "auto", what: str = "the group") -> None:
-        from .groups import describe_group, enumerate_group, permutation_group
-        from .permutation_rep import abelian_characters
-
         if series not in SERIES:
             raise ConstructionError(f"unknown series {series!r} (choose from {', '.join(SERIES)})")
         gens = np.asarray(gens, dtype=np.int64).reshape(-1, degree)
@@ -350,14 +352,10 @@ def group_cascade(
     Raises LimitExceededError past MAX_SERIES_CELLS or MAX_SERIES_TUPLES (and the holonomy decomposition's limits).
     """
     if not isinstance(automaton, Automaton):
-        from .library.word_problems import word_problem
-
         automaton = word_problem(automaton)
     if automaton.is_group_automaton:
         src, source = _as_cascade(automaton), None
     else:
-        from .holonomy import holonomy_decomposition
-
         src = source = holonomy_decomposition(automaton, seed=seed)
     exps = []
     for i in range(src.n_levels):
@@ -451,14 +449,11 @@ def to_source_prefix(prefix: np.ndarray, exps: list[_Expansion], starts: np.ndar
 def non_abelian_factors(automaton: Automaton) -> tuple[str, ...]:
     """The non-abelian simple composition factors of the automaton's groups (the transition group of a group
     automaton, else the holonomy groups), distinct, in order of appearance: empty iff they are all solvable."""
-    from .groups import MAX_GROUP_DEGREE, describe_group
-
     if automaton.is_group_automaton:
         perms = automaton.transitions
         if automaton.n_states > MAX_GROUP_DEGREE and automaton.action is not None:
             perms = automaton.action  # a word problem's natural action (M11 on 11 points, not 7920)
         return describe_group(perms, what="the transition group").non_abelian_factors
-    from .holonomy import holonomy_levels
 
     out: dict[str, None] = {}
     for lv in holonomy_levels(automaton):
@@ -471,8 +466,6 @@ def diagonal_widths(cascade: Cascade) -> list[int | None]:
     """Coordinates per level of a diagonal layer realizing it: one per invariant factor of the abelian group that
     the level's permutation rows generate, plus an orbit coordinate when that group has several orbits on the
     level's points (or is trivial); None for a non-abelian level."""
-    from .permutation_rep import abelian_characters, noncommuting_pair
-
     out: list[int | None] = []
     for i in range(cascade.n_levels):
         _, images = cascade.dependency(i)
@@ -496,8 +489,6 @@ def _level_groups(automaton: Automaton, skeleton: Any = None) -> list[tuple[np.n
     group on its own tiles, the identity on the other components), its number of points, and its description."""
     if automaton.is_group_automaton:
         return [(np.asarray(automaton.transitions, dtype=np.int64), automaton.n_states, "the transition group")]
-    from .holonomy import Skeleton, _Layout
-
     sk = skeleton if skeleton is not None else Skeleton(automaton.transitions)
     lay = _Layout(sk)
     out = []
@@ -518,8 +509,6 @@ def _table_series(T: Any) -> tuple[list[int], list[Factor], str]:
     """Sizes, factors and series name of a solvable group's series (as :class:`GroupSeries` with ``"auto"``), from
     its element table: the derived series, each factor refined by A ▷ A²B ▷ A⁴B ▷ … for a 2-group (canonical: A/B
     is abelian, so ⟨B, g² : g generates A⟩ = A²B whatever the generators)."""
-    from .group_table import invariant_factors
-    from .groups import _abelian_name, _prime_factors
 
     order = T.order()
     if order == 1:
@@ -558,8 +547,6 @@ def series_sizes(automaton: Automaton, skeleton: Any = None) -> dict[str, Any]:
     F_j is trivial or (j = 0) H has several orbits. Solvable groups are read from their element tables (no sympy);
     others go through :class:`GroupSeries`.
     """
-    from .graphs import connected_components
-    from .group_table import GroupTable
 
     widths: list[int | None] = []
     moduli: list[int] = []

@@ -39,6 +39,8 @@ from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component, prefix_ids
 from .errors import ConstructionError, LimitExceededError
 from .graphs import strong_components
+from .groups import MAX_GROUP_DEGREE, describe_group, permutation_group
+from .permutation_rep import faithful_permutation_representation, orbit_of
 
 #: Most sets the extended image set may have.
 MAX_IMAGE_SET = 100_000
@@ -521,14 +523,10 @@ class Skeleton:
 
     def holonomy_group(self, c: int) -> Any:
         """The holonomy group of class c (a sympy PermutationGroup on its tiles)."""
-        from .groups import permutation_group
-
         return permutation_group(self.holonomy_generators(c), degree=self.tiles[c].size)
 
     def permutator_group(self, c: int) -> Any:
         """The permutator group of class c (a sympy PermutationGroup on its representative's points)."""
-        from .groups import permutation_group
-
         return permutation_group(self.permutator_generators(c), degree=int(self.class_size[c]))
 
     # ------------------------------------------------------------------ tile chains
@@ -764,9 +762,6 @@ def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarra
     """
     t = int(sk.tiles[c].size)
     if c == 0 and automaton.is_group_automaton:
-        from .groups import MAX_GROUP_DEGREE
-        from .permutation_rep import faithful_permutation_representation, orbit_of
-
         trans = np.asarray(automaton.transitions, dtype=np.int64)
         if automaton.action is not None and automaton.action.shape[1] < sk.n:
             return np.asarray(automaton.action, dtype=np.int64), t
@@ -782,8 +777,6 @@ def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarra
 def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[CascadeLevel]:
     """The levels' components: per class of each depth, its tiles and its holonomy group (order, name and
     composition factors by fsa.groups.describe_group, on a faithful action of few points: see _group_action)."""
-    from .groups import describe_group
-
     levels = []
     cache: dict[tuple[tuple[int, ...], bytes], Any] = {}
     for lv in range(sk.n_levels):

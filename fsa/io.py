@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +64,44 @@ def output_target(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+def output_directory(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """The directory ``path`` that a command will create or fill, checked before any work: not empty, not a file
+    or under one, and in a place this process may write (its nearest existing ancestor writable). OutputFileError
+    naming the path and ``option`` otherwise."""
+    raw = os.fspath(path)
+    if raw.strip() == "":
+        raise OutputFileError(f"{option} is empty: give a directory")
+    out = Path(raw)
+    if out.exists() and not out.is_dir():
+        raise OutputFileError(f"{option} {raw!r} exists and is not a directory")
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputFileError(f"{option} {raw!r}: {str(anc)!r} is a file, not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputFileError(f"{option} {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    return out
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary path beside the target of ``path``, then rename it into place.
 
     The target is :func:`output_target`'s (OutputFileError as it says). If ``write`` raises, the temporary file is
-    removed and the target is untouched; an OSError of the file system becomes an OutputFileError. The file gets the
-    permissions a plain ``open(path, "w")`` would give it: those of the file it replaces, else 0o666 minus the umask
-    (not the 0o600 of ``mkstemp``).
+    removed and the target is untouched; an error of the file system (an OSError, or a safetensors write that
+    failed: a full disk) becomes an OutputFileError naming the path. The file gets the permissions a plain
+    ``open(path, "w")`` would give it: those of the file it replaces, else 0o666 minus the umask (not the 0o600
+    of ``mkstemp``).
     """
+    with staged_write(path, write):
+        pass
+
+
+@contextmanager
+def staged_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Iterator[Path]:
+    """:func:`atomic_write` in two steps: ``write(tmp)`` on entering, the rename into place on leaving the ``with``
+    block normally. If the block raises (the report that goes with the file could not be printed, say), the
+    temporary file is removed and nothing is replaced. Yields the target."""
     raw = os.fspath(path)
     target = output_target(raw)
     try:
@@ -79,15 +111,37 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        write(tmp_path)
-        os.chmod(tmp_path, _mode_of_plain_open(target))
-        os.replace(tmp_path, target)
-    except OSError as exc:
-        tmp_path.unlink(missing_ok=True)
-        raise OutputFileError(f"cannot write {raw!r}: {exc.strerror or exc}") from None
+        try:
+            write(tmp_path)
+        except Exception as exc:
+            reason = _write_failure(exc)
+            if reason is None:
+                raise
+            raise OutputFileError(f"cannot write {raw!r}: {reason}") from None
+        yield target  # an exception of the block leaves the target as it was
+        try:
+            os.chmod(tmp_path, _mode_of_plain_open(target))
+            os.replace(tmp_path, target)
+        except OSError as exc:
+            raise OutputFileError(f"cannot write {raw!r}: {exc.strerror or exc}") from None
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+#: the OS error a safetensors write reports in its message (``… I/O error: No space left on device (os error 28)``,
+#: or ``… message: "No space left on device" …``)
+_RUST_IO = re.compile(r'I/O error: (.*?) \(os error \d+\)|message: "([^"]*)"')
+
+
+def _write_failure(exc: Exception) -> str | None:
+    """Why a write failed, for an error of the file system (an OSError; a safetensors write error), else None."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    if type(exc).__name__ == "SafetensorError":
+        found = _RUST_IO.search(str(exc))
+        return (found.group(1) or found.group(2)) if found else " ".join(str(exc).split())
+    return None
 
 
 def _mode_of_plain_open(target: Path) -> int:

@@ -16,11 +16,16 @@ for every word w, the empty word included — the same refinement started from t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .automaton import STATE_DTYPE, Automaton
 from .errors import SpecError
+from .indices import STATE_DTYPE
 from .reachable import bfs_order, reachable, reachable_mask, restrict
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 #: Moore rounds before switching to Hopcroft (random automata stabilize in a few rounds; a long cycle needs ~n).
 MOORE_ROUNDS = 40
@@ -167,13 +172,12 @@ def _quotient(r: Automaton, cls: np.ndarray) -> tuple[Automaton, np.ndarray]:
     new_id = np.empty(int(cls.max()) + 1, dtype=STATE_DTYPE)
     new_id[cls[reps]] = np.arange(len(reps))
     table = new_id[cls[r.transitions[:, reps]]]
-    q = Automaton(
-        table,
+    q = r.replace(
+        transitions=table,
         states=[r.states[i] for i in reps],
-        symbols=r.symbols,
         initial=None if r.initial is None else int(new_id[cls[r.initial]]),
-        name=r.name,
-        action=r.action,
+        accepting=None,
+        factors=None,
     )
     return q, reps
 

@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from .automaton import Automaton
 from .errors import LimitExceededError, SpecError
+from .green import GreenStructure
 
 #: Default limit on the number of elements (T_8 has 16,777,216).
 MAX_ELEMENTS = 1 << 25
@@ -272,8 +274,6 @@ def powers_count(t: np.ndarray) -> int:
 
 
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
-    from .automaton import Automaton
-
     if isinstance(source, Automaton):
         return np.asarray(source.transitions), source
     try:
@@ -559,8 +559,6 @@ class TransitionMonoid:
     @cached_property
     def green(self) -> Any:
         """Green's relations R, L, H, D (computed on first use; see :mod:`fsa2rnn.fsa.green`)."""
-        from .green import GreenStructure
-
         return GreenStructure(self)
 
     def D_classes(self) -> list[np.ndarray]:

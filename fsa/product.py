@@ -8,11 +8,15 @@ the mixed-radix index Σ q_i · Π_{j>i} n_j (the first factor is the most signi
 from __future__ import annotations
 
 from itertools import product as cartesian
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .automaton import STATE_DTYPE, Automaton
 from .errors import LimitExceededError, SpecError
+from .indices import STATE_DTYPE
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 #: Default bound on the number of product states.
 DEFAULT_PRODUCT_LIMIT = 1_000_000
@@ -64,8 +68,8 @@ def product(*factors: Automaton, accept: str = "all", limit: int = DEFAULT_PRODU
             offset += act.shape[1]
         action = np.concatenate(parts, axis=1)
     name = " x ".join(f.name or "?" for f in factors)
-    return Automaton(
-        table.astype(STATE_DTYPE),
+    return factors[0].replace(
+        transitions=table.astype(STATE_DTYPE),
         states=names,
         symbols=symbols,
         initial=initial,

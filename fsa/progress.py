@@ -59,7 +59,7 @@ def bar(total: float | None, desc: str, *, unit: str = "it", initial: float = 0,
 
 
 def counting(predict: Callable[..., Any], progress: Any) -> Callable[..., Any]:
-    """``predict(inputs, state)`` of the chunked L_max protocol (nn/evaluate.py), advancing ``progress`` by the
+    """``predict(inputs, state)`` of the chunked L_max protocol (nn/lmax.py), advancing ``progress`` by the
     symbols it reads (a numpy array or a torch tensor)."""
 
     def wrapped(inputs: Any, state: Any) -> Any:

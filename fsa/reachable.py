@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .automaton import STATE_DTYPE, Automaton
+from .indices import STATE_DTYPE
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 
 def bfs_order(a: Automaton, start: int | None = None) -> np.ndarray:
@@ -60,14 +65,11 @@ def restrict(a: Automaton, keep: np.ndarray) -> Automaton:
     acc = None if a.accepting is None else np.flatnonzero(a.accepting[keep]).tolist()
     initial = None if a.initial is None else int(new_index[a.initial])
     same = len(keep) == a.n_states and np.array_equal(keep, np.arange(a.n_states))
-    return Automaton(
-        table,
+    return a.replace(
+        transitions=table,
         states=[a.states[i] for i in keep],
-        symbols=a.symbols,
         initial=initial,
         accepting=acc,
-        name=a.name,
-        action=a.action,
         factors=a.factors if same else None,
     )
 

@@ -19,7 +19,10 @@ import numpy as np
 
 from .classify import definite_degree, is_aperiodic, is_commutative, is_group
 from .errors import FsaError
+from .group_series import series_sizes
+from .holonomy import Skeleton, holonomy_levels
 from .monoid import TransitionMonoid
+from .permutation_rep import faithful_permutation_representation
 
 
 def _moved_and_transpositions(perms: np.ndarray) -> tuple[int, int]:
@@ -42,8 +45,6 @@ def _moved_and_transpositions(perms: np.ndarray) -> tuple[int, int]:
 
 
 def _permutation_representation(automaton: Any) -> tuple[np.ndarray, str]:
-    from .permutation_rep import faithful_permutation_representation
-
     try:
         rep = faithful_permutation_representation(automaton)
         return np.asarray(rep.perms), rep.source
@@ -63,14 +64,11 @@ class _Skeleton:
 
     def get(self) -> Any:
         if self._built is None:
-            from .holonomy import Skeleton
-
             self._built = Skeleton(self.automaton.transitions)
         return self._built
 
 
 def _cascade_sizes(automaton: Any, skeleton: _Skeleton) -> dict[str, Any]:
-    from .holonomy import holonomy_levels
 
     try:  # the skeleton alone: levels and widths without coordinate tables
         levels = holonomy_levels(automaton, skeleton=skeleton.get())
@@ -82,8 +80,6 @@ def _cascade_sizes(automaton: Any, skeleton: _Skeleton) -> dict[str, Any]:
 
 def _series_sizes(automaton: Any, skeleton: _Skeleton) -> dict[str, Any]:
     """Layers and widths of the diagonal series construction (fsa/group_series.py), or nulls with the refusal."""
-    from .group_series import series_sizes
-
     try:
         sizes = series_sizes(automaton, None if automaton.is_group_automaton else skeleton.get())
     except FsaError as exc:

@@ -19,6 +19,7 @@ import difflib
 import importlib
 import importlib.metadata
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,14 +34,27 @@ BUILTIN_DISTRIBUTION = "fsa2rnn"
 _REF = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
+#: fsa2rnn's optional dependencies (top-level module → the extra that installs it): a member that needs one of them
+#: raises ModuleNotFoundError unchanged, so that the command says which extra to install
+EXTRAS = {"torch": "nn", "matplotlib": "nn", "aalpy": "lstar", "triton": "triton"}
+
+
 def resolve_ref(ref: str, *, what: str = "reference") -> Any:
     """The object named by ``"package.module:attr"`` (``attr`` may be dotted); a malformed string, a module that does
-    not import or a missing attribute raise :class:`PluginError` naming ``what`` and the reference."""
+    not import or a missing attribute raise :class:`PluginError` naming ``what`` and the reference. A module that
+    needs one of fsa2rnn's optional dependencies (:data:`EXTRAS`) where it is not installed raises that
+    ModuleNotFoundError unchanged: the installation lacks an extra, the plug-in is not broken."""
     if not isinstance(ref, str) or not _REF.match(ref):
         raise PluginError(f"{what} {ref!r} is not of the form package.module:name")
     module_name, attr = ref.split(":")
     try:
         obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in EXTRAS:
+            raise
+        raise PluginError(
+            f"{what} {ref!r}: module {module_name!r} does not import (ModuleNotFoundError: {exc})"
+        ) from None
     except Exception as exc:  # any failure inside a plug-in's import is reported by name, never as a traceback
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise PluginError(
@@ -156,7 +170,8 @@ class Registry(Generic[T]):
         return len(self.names())
 
     def names(self) -> list[str]:
-        """Every registered name, built-ins first (in their declaration order), then plug-ins and ``register()``."""
+        """Every registered name: built-ins first (in the order of the installed entry points, which setuptools writes
+        sorted by name), then plug-ins and ``register()``."""
         with self._lock:
             self._discover()
             return list(self._entries)
@@ -222,9 +237,13 @@ class Registry(Generic[T]):
 def unknown_name_message(kind: str, name: object, choices: Any) -> str:
     """``unknown KIND 'x' (choose from a, b, c; did you mean 'y'?)``: the one wording of an unknown name."""
     names = [str(c) for c in choices]
-    close = difflib.get_close_matches(str(name), names, n=2, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown {kind} {name!r} (choose from {', '.join(names)}{hint})"
+    return f"unknown {kind} {name!r} (choose from {', '.join(names)}{did_you_mean(name, names)})"
+
+
+def did_you_mean(name: object, choices: Any) -> str:
+    """``; did you mean 'y'?`` for the names of ``choices`` close to ``name`` (difflib), else ``""``."""
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 _EP_CACHE: dict[tuple[str, ...], list[importlib.metadata.EntryPoint]] = {}
@@ -232,12 +251,10 @@ _EP_CACHE: dict[tuple[str, ...], list[importlib.metadata.EntryPoint]] = {}
 
 def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
     """The entry points of ``group`` on the current ``sys.path`` (read again when ``sys.path`` changes)."""
-    import sys
-
     key = (group, *sys.path)
     if key not in _EP_CACHE:
         _EP_CACHE[key] = list(importlib.metadata.entry_points(group=group))
     return _EP_CACHE[key]
 
 
-__all__ = ["BUILTIN_DISTRIBUTION", "Registry", "resolve_ref", "unknown_name_message"]
+__all__ = ["BUILTIN_DISTRIBUTION", "EXTRAS", "Registry", "did_you_mean", "resolve_ref", "unknown_name_message"]

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .automaton import STATE_DTYPE, Automaton
 from .errors import SpecError
+from .indices import STATE_DTYPE
+from .reachable import bfs_order
+
+if TYPE_CHECKING:  # the operations build automata with Automaton.replace: no import cycle
+    from .automaton import Automaton
 
 Renaming = Sequence[str] | Mapping[str, str] | Callable[[str], str] | None
 
@@ -50,14 +55,12 @@ def renumber(a: Automaton, order: Sequence[int] | np.ndarray) -> Automaton:
         raise SpecError(f"renumber: order must be a permutation of 0..{a.n_states - 1}")
     inverse = np.empty_like(order)
     inverse[order] = np.arange(a.n_states)
-    return Automaton(
-        inverse[a.transitions[:, order]],
+    return a.replace(
+        transitions=inverse[a.transitions[:, order]],
         states=[a.states[i] for i in order],
-        symbols=a.symbols,
         initial=None if a.initial is None else int(inverse[a.initial]),
         accepting=None if a.accepting is None else np.flatnonzero(a.accepting[order]).tolist(),
-        name=a.name,
-        action=a.action,
+        factors=None,
     )
 
 
@@ -94,8 +97,6 @@ def isomorphism(a: Automaton, b: Automaton, *, labels: Labels | None = None) -> 
         return None
     tb = align_symbols(b, a.symbols)
     if a.initial is not None:
-        from .reachable import bfs_order
-
         oa, ob = bfs_order(a), bfs_order(b)
         if len(oa) == a.n_states and len(ob) == b.n_states:
             ia = np.empty_like(oa)

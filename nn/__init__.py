@@ -10,18 +10,12 @@ every command checks before any work; train/runfiles.py) import without torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.fsa.lazy import lazy_getattr
 
-_LAZY = {"load_model": ".compiled", "register_builder": ".compiled"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(
+    __name__, {"load_model": ("compiled", "load_model"), "run_options": ("compiled", "run_options")}
+)
 
 
-__all__ = ["load_model", "register_builder", "CompiledModel"]
+__all__ = ["load_model", "run_options", "CompiledModel"]

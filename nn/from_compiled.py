@@ -41,16 +41,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import HashReadout, LinearLayer, LinearRNNProgram, NFSMProgram, PDSSMProgram, program_of
+from fsa2rnn.compiler.program import half_norms
+from fsa2rnn.compiler.registry import program_of, target_of
+from fsa2rnn.compiler.targets.lrnn.program import HashReadout, LinearLayer, LinearRNNProgram
+from fsa2rnn.compiler.targets.nfsm.program import NFSMProgram
 from fsa2rnn.fsa.errors import ConstructionError
 
 from .layers import SATURATED_LOGIT
-from .model import SequenceModel
+
+if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
+    from .model import SequenceModel
 
 #: the cross-entropy at the compiled code points is at most this
 CE_BOUND = 1e-9
@@ -59,28 +65,53 @@ MAX_CODES = 20000
 
 
 def sequence_model_from_compiled(
-    model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
+    cls: type[SequenceModel], model: CompiledModel | str | Path, *, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
-    """SequenceModel with the compiled weights (a CompiledModel or a model file; module docstring), in eval mode;
-    ConstructionError where they do not map."""
+    """A ``cls`` (SequenceModel) with the compiled weights (a CompiledModel or a model file; module docstring), in
+    eval mode: the conversion its target names (``sequence_model`` in the registry, called with ``cls``, the model
+    and the dtype); ConstructionError where they do not map."""
     if not isinstance(model, CompiledModel):
         model = CompiledModel.load(model)
-    p = program_of(model)
-    n_layers = len(p.layers) if isinstance(p, (LinearRNNProgram, NFSMProgram)) else 1
-    if n_layers != 1:
-        raise ConstructionError(
-            f"{p.target} model with {n_layers} layers ({model.construction}): cascade wiring does not map onto "
-            "a SequenceModel — each lower layer reads the decoded states of the layers above at step t−1 through a "
-            "lookup table, not the upper layer's continuous output"
-        )
-    if isinstance(p, LinearRNNProgram) and p.layers[0].kind == "gh":
-        return _householder(p, dtype)
-    if isinstance(p, NFSMProgram):
-        return _nfsm(p, dtype)
-    if isinstance(p, PDSSMProgram):  # nn/pdssm_from_compiled.py
-        from .pdssm_from_compiled import pdssm_sequence_model
+    target = target_of(model)
+    convert = target.load("sequence_model")
+    if convert is None:
+        raise ConstructionError(f"target {target.name!r} does not map onto a SequenceModel layer")
+    return convert(cls, model, dtype)
 
-        return pdssm_sequence_model(model, dtype)
+
+def _one_layer(model: CompiledModel, program: LinearRNNProgram | NFSMProgram) -> None:
+    if len(program.layers) != 1:
+        raise ConstructionError(
+            f"{program.target} model with {len(program.layers)} layers ({model.construction}): cascade wiring does "
+            "not map onto a SequenceModel — each lower layer reads the decoded states of the layers above at step t−1 "
+            "through a lookup table, not the upper layer's continuous output"
+        )
+
+
+def householder_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """A one-layer Householder model as a DeltaProduct ``cls`` (SequenceModel; module docstring)."""
+    p = program_of(model, expect=LinearRNNProgram)
+    _one_layer(model, p)
+    return _householder(cls, p, dtype)
+
+
+def nfsm_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """A one-layer NFSM model as an NFSM-layer ``cls`` (SequenceModel; module docstring)."""
+    p = program_of(model, expect=NFSMProgram)
+    _one_layer(model, p)
+    return _nfsm(cls, p, dtype)
+
+
+def diagonal_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """The diagonal target maps onto no SequenceModel layer (module docstring): ConstructionError saying why."""
+    p = program_of(model, expect=LinearRNNProgram)
+    _one_layer(model, p)
     raise ConstructionError(
         f"target {p.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"
@@ -88,7 +119,7 @@ def sequence_model_from_compiled(
 
 
 # ---------------------------------------------------------------------------------------------------- Householder
-def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
+def _householder(cls: type[SequenceModel], p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     entry = p.layers[0]
     name, n, t = f"{entry.index}", entry.width, entry.stored
     n_sym = p.n_symbols
@@ -105,7 +136,7 @@ def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
     classes = _code_classes(p, code_states)
 
     d_model = n_sym + n
-    net = SequenceModel(
+    net = cls(
         n_sym,
         p.n_states,
         "deltaproduct",
@@ -137,7 +168,7 @@ def _householder(p: LinearRNNProgram, dtype: torch.dtype) -> SequenceModel:
         net.classifier.weight.fill_(0)
         net.classifier.bias.fill_(-alpha * float((c * c).sum(-1).max()) - 1e3 * alpha)  # states with no code point
         net.classifier.weight[classes, n_sym:] = alpha * c
-        net.classifier.bias[classes] = -alpha * 0.5 * (c * c).sum(-1)
+        net.classifier.bias[classes] = -alpha * half_norms(c)
     return net.eval()
 
 
@@ -216,7 +247,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- NFSM
-def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
+def _nfsm(cls: type[SequenceModel], p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
     spec = p.layers[0]
     heads = list(spec.heads)
     emb, weight, bias = spec.embedding, spec.weight, spec.bias
@@ -225,7 +256,7 @@ def _nfsm(p: NFSMProgram, dtype: torch.dtype) -> SequenceModel:
         raise ConstructionError(f"NFSM layer 0 has {n_sym} keys for {p.n_symbols} symbols")
     width = sum(heads)
     d_model = k_dim + width
-    net = SequenceModel(
+    net = cls(
         n_sym, p.n_states, "nfsm", 1, d_model, layer_args=dict(heads=heads), mlp_ratio=0, norm="none"
     ).to(dtype)
     layer = net.blocks[0].layer

@@ -3,16 +3,16 @@ declarative table (:data:`LIMITS`), checked before any work — before torch is 
 names the option, the value and the limit (docs/limits.md).
 
 - :data:`LIMITS` maps an option's name (``d_model`` for ``--d-model``) to its :class:`Bound`: kind (int or float),
-  closed or open ends, and why the limit is where it is. A command declares an option checked by its row with
-  ``type=checked("d_model")`` (a click parameter type: the value is refused while the command line is parsed);
-  :func:`check` does the same in Python (``TrainConfig``, the API).
+  closed or open ends, and why the limit is where it is. :func:`check` refuses a value outside it (``TrainConfig``,
+  the API); the CLI declares an option checked by its row with ``type=checked("d_model")`` (fsa2rnn.cli.options: the
+  value is refused while the command line is parsed).
 - Lists and ranges (``--eval-lengths 40,80``, ``--train-length 3..40``, ``--seeds 42..46``) are parsed by
   :func:`parse_lengths`, :func:`parse_range` and :func:`parse_seeds`, each element checked by its row.
 - Products of options that size one allocation (the model's parameters, tokens per training step, activations,
   attention, words × length) are checked by :func:`check_train` and :func:`check_words_length` before any tensor.
 
-To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)``; the docs page lists the
-table (``tests/test_hostile_inputs.py`` checks that every row is documented).
+To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)`` in cli/; the docs page lists
+the table (``tests/test_hostile_inputs.py`` checks that every row is documented).
 """
 
 from __future__ import annotations
@@ -22,13 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 
-#: the one default cap of every L_max search (train, eval, compare, verify --eta --lmax); the protocols of the
-#: papers that state their own (Brandoit et al.: 2^20) set theirs explicitly and say so
-DEFAULT_CAP = 4096
+from .tasks import check_task_name
+
 #: the longest word any evaluation reads (the Brandoit protocol's 2^20)
 MAX_LENGTH = 2**20
 #: seeds are 64-bit: what torch.manual_seed and numpy's SeedSequence take
@@ -160,34 +157,14 @@ def check(name: str, value: Any, option: str | None = None) -> Any:
     return v
 
 
-def _show(v: Any) -> str:
-    s = str(v)
-    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
-
-
-class Checked(click.ParamType):
-    """A click parameter type for one row of :data:`LIMITS`: refused while the command line is parsed."""
-
-    def __init__(self, name: str) -> None:
-        self.row = name
-        self.name = "integer" if LIMITS[name].kind is int else "float"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        option = param.opts[0] if param is not None and param.opts else None
-        try:
-            return check(self.row, value, option)
-        except (SpecError, LimitExceededError) as exc:
-            self.fail(str(exc).removeprefix(f"{option} ") if option else str(exc), param, ctx)
-
-
-def checked(name: str) -> Checked:
-    """``type=checked("cap")``: the click type of a row of :data:`LIMITS`."""
-    return Checked(name)
-
-
 def limit_help(name: str) -> str:
     """`` Limit: […].``: the accepted range for an option's --help."""
     return f" Limit: {LIMITS[name].text()}."
+
+
+def _show(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= 24 else s[:10] + "…" + s[-6:] + f" ({len(s)} digits)"
 
 
 # ---------------------------------------------------------------------------------------------------- lists
@@ -241,6 +218,38 @@ def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
     return seeds
 
 
+def parse_nfsm_head_sizes(text: str, option: str = "--nfsm-heads") -> list[int]:
+    """``4x11`` → [11, 11, 11, 11]; ``8,8,6`` → [8, 8, 6]: the explicit head sizes of an NFSM, the number of heads
+    within the ``heads`` row and each size within the ``state_size`` row, counted before the list is built."""
+    count_text, times, size_text = text.partition("x")
+    try:
+        if times:
+            count, sizes = int(count_text), [int(size_text)]
+        else:
+            count = text.count(",") + 1
+            check("heads", count, f"{option}: the number of heads")
+            sizes = [int(p) for p in text.split(",")]
+    except ValueError:
+        count, sizes = 0, []
+    if count < 1 or not sizes or any(d < 1 for d in sizes):
+        raise SpecError(
+            f"{option} must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
+        )
+    check("heads", count, f"{option}: the number of heads")
+    for d in sizes:
+        check("state_size", d, f"{option}: a head's size")
+    return sizes * count if times else sizes
+
+
+def check_run_count(n_seeds: int, n_rates: int = 1) -> None:
+    """The runs of one ``train``: seeds × the rates of ``--lr-grid`` ≤ :data:`MAX_SEEDS` (counted before any)."""
+    if n_seeds * n_rates > MAX_SEEDS:
+        raise LimitExceededError(
+            f"--seeds × --lr-grid: {n_seeds:,} seeds × {n_rates} rates = {n_seeds * n_rates:,} runs, over the limit of "
+            f"{MAX_SEEDS}"
+        )
+
+
 # ---------------------------------------------------------------------------------------------------- products
 def default_train_max(task: str) -> int:
     """The longest training word of a task's default training lengths, without building the task (no torch):
@@ -264,22 +273,19 @@ def estimated_parameters(f: Mapping[str, Any]) -> int:
     per += 3 * d * int(f.get("state_size") or 64)
     nfsm = str(f.get("nfsm_heads") or "")
     if f.get("model") == "nfsm" and nfsm and nfsm[0].isdigit():
-        try:
-            sizes = (
-                [int(s) for s in nfsm.split("x")[1:]] * int(nfsm.split("x")[0])
-                if "x" in nfsm
-                else [int(s) for s in nfsm.split(",")]
-            )
-        except ValueError:
-            sizes = []
-        per += d * sum(s * s for s in sizes)
+        per += d * sum(s * s for s in parse_nfsm_head_sizes(nfsm))
     return int(layers * per)
 
 
 def check_train(f: Mapping[str, Any], train_max: int | None = None) -> None:
     """The products of a training run's flags that size one allocation, before any tensor: parameters, tokens per
-    step, activations, the Transformer's attention, the range evaluation's batch. ``train_max``: the longest
-    training word (the task's default when the flags give none)."""
+    step, activations, the Transformer's attention, the range evaluation's batch; and ``--min-lr`` ≤ ``--lr``.
+    ``train_max``: the longest training word (the task's default when the flags give none)."""
+    lr, min_lr = f.get("lr"), f.get("min_lr")
+    if lr is not None and min_lr is not None and min_lr > lr:
+        raise SpecError(f"--min-lr {min_lr:g} is above --lr {lr:g}: the cosine schedule decays from --lr to --min-lr")
+    if f.get("task"):
+        check_task_name(str(f["task"]))
     params = estimated_parameters(f)
     if params > MAX_PARAMETERS:
         raise LimitExceededError(
@@ -340,16 +346,13 @@ def limits_table() -> str:
 
 
 __all__ = [
-    "DEFAULT_CAP",
     "LIMITS",
     "MAX_LENGTH",
     "MAX_SEED",
     "Bound",
-    "Checked",
     "check",
     "check_train",
     "check_words_length",
-    "checked",
     "default_train_max",
     "estimated_parameters",
     "limit_help",

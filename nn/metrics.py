@@ -1,5 +1,5 @@
 """The metrics of a trained SequenceModel's length generalization (docs/theory.md, "Length generalization"): the one
-place that scores a model on a task. The L_max search itself is :func:`fsa2rnn.nn.evaluate.failing_length`.
+place that scores a model on a task. The L_max search itself is :func:`fsa2rnn.nn.lmax.failing_length`.
 
 - :func:`accuracy_at_lengths`: token accuracy (judged positions right), sequence accuracy (words right at every
   judged position) and the scaled accuracy (acc − chance)/(1 − chance) on words of each fixed length, drawn from the
@@ -10,7 +10,7 @@ place that scores a model on a task. The L_max search itself is :func:`fsa2rnn.n
   :data:`ATTENTION_BYTES`, and the others are reported as skipped, with the reason.
 - :func:`range_accuracy`: the negative-eigenvalues paper's test (App. E.1): words of lengths uniform in MIN..MAX,
   judged at their last judged position (the answer), as accuracy and scaled accuracy.
-- :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.evaluate.failing_length` on the task's word source.
+- :func:`failing_length_of`: L_max by :func:`fsa2rnn.nn.lmax.failing_length` on the task's word source.
 - :func:`regression_scores`: MSE and R² (the DLR tasks).
 """
 
@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .evaluate import clip_cap, failing_length, failing_length_fresh
+from fsa2rnn.fsa.progress import counting
+
+from .lmax import clip_cap, failing_length, failing_length_fresh
 from .model import SequenceModel
 from .tasks import Task
 
@@ -203,7 +205,7 @@ def failing_length_of(
     progress: Any = None,
 ) -> dict[str, Any]:
     """{l_max, l_max_capped, l_max_note}: the failing length of the model on the task's evaluation words, by the
-    ``prefix`` protocol (nn/evaluate.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
+    ``prefix`` protocol (nn/lmax.py: prefixes of the same words) or Brandoit et al.'s ``brandoit`` (fresh words
     at every length, the cap clipped so that one word's logits fit in memory; adds ``l_max_trace``: the
     accuracy at every length judged, and ``l_max_cap``: the cap searched). ``progress``: a bar advanced by the
     symbols read (at most ``n_words × cap``)."""
@@ -226,8 +228,6 @@ def failing_length_of(
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
     predict = model.predictor()
     if progress is not None:
-        from fsa2rnn.fsa.progress import counting
-
         predict = counting(predict, progress)
     if protocol == "brandoit":
         top = clip_cap(max(fit_cap, start), task.n_classes, start)

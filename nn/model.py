@@ -7,7 +7,7 @@ MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct
 ``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``dlr-prod``, ``dss-exp``, ``nfsm``, ``lstm``, ``transformer``,
 ``attention``) with ``layer_args`` as their keyword arguments. Every layer carries a state, so
 :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
-:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.evaluate.failing_length`.
+:meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.lmax.failing_length`.
 :meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
 """
 
@@ -21,9 +21,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import UnknownSymbolError
+from fsa2rnn.fsa.inputs import check_id_range
 
+from .from_compiled import sequence_model_from_compiled
 from .layers import LAYERS, ConfigError, State, build_layer
+from .table_predict import NFSMTablePredictor, table_readable
 
 NORMS = ("rms", "layer", "none")
 CONFIG_FORMAT = "fsa2rnn.sequence_model/1"
@@ -195,10 +197,8 @@ class SequenceModel(nn.Module):
         """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
         SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
         DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM; anything else raises ConstructionError saying why).
-        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.runtime.load_executor``)."""
-        from .from_compiled import sequence_model_from_compiled
-
-        return sequence_model_from_compiled(model, dtype=dtype)
+        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.compiler.load_executor``)."""
+        return sequence_model_from_compiled(cls, model, dtype=dtype)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -229,9 +229,7 @@ class SequenceModel(nn.Module):
             return self.embedding(ids.to(device=weight.device, dtype=weight.dtype))
         if ids.dim() != 2 or ids.dtype.is_floating_point:
             raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab):
-            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.config.vocab - 1})")
+        check_id_range(ids, self.config.vocab)
         return self.embedding(ids.to(weight.device).long())
 
     def forward(
@@ -275,13 +273,11 @@ class SequenceModel(nn.Module):
         return pred if pad is None else pred.masked_fill(pad.to(pred.device), -1)
 
     def predictor(self, device: torch.device | str | None = None, *, read: str = "auto"):
-        """The chunked protocol of :func:`fsa2rnn.nn.evaluate.failing_length`: ``predict(inputs, state) ->
+        """The chunked protocol of :func:`fsa2rnn.nn.lmax.failing_length`: ``predict(inputs, state) ->
         (predictions, state)`` on numpy arrays, carrying every layer's state between calls (eval mode).
         ``read``: ``"auto"`` reads a one-layer NFSM through its tables (nn/table_predict.py: a table scan and one
         output per (token, configuration) pair; the model must not change meanwhile), ``"logits"`` runs the forward
         at every position (the reference)."""
-        from .table_predict import NFSMTablePredictor, table_readable
-
         if read not in ("auto", "logits"):
             raise ConfigError(f"SequenceModel.predictor: unknown read {read!r} (choose from auto, logits)")
         if read == "auto" and table_readable(self):

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from .ops.st_table_scan import gumbel_noise  # half types draw in float32 (u rounded to 1 would give g = ∞)
 from .ops.table_scan import keyed_table_scan
 
 
@@ -145,8 +146,6 @@ def straight_through_tables(
     g is standard Gumbel noise (zero with ``noise=False``); rows k give the distribution of σ(k).
     """
     if noise:
-        from .ops.st_table_scan import gumbel_noise  # half types draw in float32 (u rounded to 1 would give g = ∞)
-
         theta = theta + gumbel_noise(theta.shape, generator=generator, dtype=theta.dtype, device=theta.device)
     soft = torch.softmax(theta / tau, dim=-1)
     hard = torch.nn.functional.one_hot(theta.argmax(dim=-1), theta.shape[-1]).to(soft.dtype)

@@ -1,4 +1,4 @@
-"""The bridge from a compiled "pdssm" model (compiler/automaton_to_pdssm.py) to a trainable SequenceModel with one
+"""The bridge from a compiled "pdssm" model (compiler/targets/pdssm/) to a trainable SequenceModel with one
 :class:`~fsa2rnn.nn.layers.PDSSM` layer computing the same states (:meth:`SequenceModel.from_compiled`):
 
 - one-hot embedding, d_model = |Σ| + N (the symbol in the first |Σ| coordinates, the state in the last N), no norm,
@@ -18,15 +18,18 @@ and run as index arrays, but do not fit here).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import PDSSMProgram, program_of
+from fsa2rnn.compiler.registry import program_of
+from fsa2rnn.compiler.targets.pdssm.program import PDSSMProgram
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
 
-from .model import SequenceModel
+if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
+    from .model import SequenceModel
 
 #: dictionary entries |Σ|·N² the bridge builds
 MAX_DICTIONARY = 1 << 24
@@ -37,11 +40,11 @@ _SCALE = 10.0  # the dictionary's entries: a margin for the column hardmax of th
 _SATURATE = 40.0  # σ(±40) rounds to 1 and 0 in float32 and float64
 
 
-def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float64) -> SequenceModel:
-    """The SequenceModel of a one-layer compiled PD-SSM (module docstring), in eval mode."""
-    p = program_of(model)
-    if not isinstance(p, PDSSMProgram):
-        raise ConstructionError(f"not a pdssm model (target {p.target!r})")
+def pdssm_sequence_model(
+    cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
+) -> SequenceModel:
+    """The ``cls`` (SequenceModel) of a one-layer compiled PD-SSM (module docstring), in eval mode."""
+    p = program_of(model, expect=PDSSMProgram)
     P, D, h0, states = p.P, p.D, p.h0, p.readout
     n_sym, n = P.shape
     if n_sym * n * n > MAX_DICTIONARY:
@@ -55,7 +58,7 @@ def pdssm_sequence_model(model: CompiledModel, dtype: torch.dtype = torch.float6
         raise ConstructionError("two code points read as one state: no linear classifier separates them")
     d_model = n_sym + n
     n_states = p.n_states
-    net = SequenceModel(
+    net = cls(
         n_sym,
         n_states,
         "pdssm",

@@ -1,8 +1,8 @@
-"""A trained one-layer NFSM read through its tables (the ``predict`` protocol of nn/evaluate.py).
+"""A trained one-layer NFSM read through its tables (the ``predict`` protocol of nn/lmax.py).
 
 In eval mode a one-layer NFSM of a SequenceModel reads token x_t through the layer input norm1(embedding(x_t)),
 which depends on the token alone: its hard tables σ_x = argmax θ(x) (nn/layers/nfsm.py ``transition``) are one
-(vocab, heads, d_max) array, and the head indices h_t = σ_{x_t}(h_{t−1}) are a table scan (runtime/table_scan.py)
+(vocab, heads, d_max) array, and the head indices h_t = σ_{x_t}(h_{t−1}) are a table scan (compiler/scans/table_scan.py)
 rather than per-position logits (heads·d_max² of them a position). The model's output at position t depends only on
 (x_t, h_t) — the block adds the layer's output for h_t to the token's embedding, then the MLP, the final norm and
 the classifier — and h_t = σ_{x_t}(h_{t−1}), so the predicted class is a function of the pair (x_t, h_{t−1}):
@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.errors import UnknownSymbolError
-from fsa2rnn.runtime.table_scan import table_scan
+from fsa2rnn.compiler.scans.table_scan import table_scan
+from fsa2rnn.fsa.inputs import check_id_range
+
+from .layers import NFSM
 
 #: most (token, configuration) pairs a predictor caches (a dense int64 array); larger models read per position
 MAX_PAIRS = 1 << 22
@@ -30,8 +32,6 @@ PAIR_BATCH = 4096
 def table_readable(model: Any) -> bool:
     """Whether ``model`` (a SequenceModel) is a one-layer NFSM over tokens with at most :data:`MAX_PAIRS`
     (token, configuration) pairs."""
-    from .layers import NFSM
-
     cfg = model.config
     if cfg.layer != "nfsm" or cfg.n_layers != 1 or cfg.input_dim is not None:
         return False
@@ -103,9 +103,7 @@ class NFSMTablePredictor:
 
     def check_ids(self, ids: np.ndarray) -> None:
         """UnknownSymbolError for a token id outside the vocabulary."""
-        if ids.size and (ids.min() < 0 or ids.max() >= self.model.config.vocab):
-            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise UnknownSymbolError(f"symbol id {bad} out of range (0..{self.model.config.vocab - 1})")
+        check_id_range(ids, self.model.config.vocab)
 
 
 __all__ = ["MAX_PAIRS", "NFSMTablePredictor", "table_readable"]

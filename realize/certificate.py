@@ -210,3 +210,16 @@ def certificate_summary(model: Any, dtypes: tuple[str, ...] = ("float32", "bfloa
         cert = margin_certificate(module, dt)
         out[dt] = {"certified": cert["certified"], "statement": cert["statement"]}
     return out
+
+
+def verify_check(model: Any, automaton: Automaton, *, dtype: str = "float64") -> tuple[dict[str, Any], bool]:
+    """What ``verify`` reports for an NFSM model at ``dtype``: the margin certificate and the extraction of its
+    tables (realize/extract.py), both against ``automaton``; ok when both hold (the nfsm target's ``check``)."""
+    cert = margin_certificate(model, dtype, automaton)
+    ext = extract_and_compare(model, automaton, dtype=dtype)
+    return {"certificate": cert, "extraction": ext}, bool(cert["certified"]) and bool(ext.get("match", False))
+
+
+def compile_report(model: Any) -> dict[str, Any]:
+    """What ``fsa2rnn compile`` adds to an NFSM model's summary: its certificate at every lower dtype."""
+    return {"certificate": certificate_summary(model)}

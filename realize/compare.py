@@ -16,7 +16,7 @@
   (sizes, group, aperiodic; fsa/monoid.py and fsa/classify.py).
 - :func:`nfsm_tables`: a trained one-layer NFSM's tables against the compiled ones, each head's reachable machine
   matched to a compiled head's up to relabelling of its indices (fsa/relabel.py ``isomorphism``).
-- :func:`l_max_table`: L_max (nn/evaluate.py ``failing_length``) of both models at each dtype, side by side.
+- :func:`l_max_table`: L_max (nn/lmax.py ``failing_length``) of both models at each dtype, side by side.
 - :func:`compare`: all of these and the extraction verdict (realize/extract.py, realize/moore.py) in one report;
   :func:`plot_spectra` draws the eigenvalues on the unit circle per symbol.
 """
@@ -31,14 +31,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import program_of, target_of
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.fsa.classify import is_aperiodic, is_group
 from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from fsa2rnn.fsa.monoid import TransitionMonoid
+from fsa2rnn.fsa.plotting import pyplot, save_figure
 from fsa2rnn.fsa.relabel import isomorphism
-from fsa2rnn.nn.limits import DEFAULT_CAP
+from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
+from fsa2rnn.nn.lmax import DEFAULT_CAP, automaton_words, failing_length
+from fsa2rnn.nn.model import SequenceModel
 
 from .extract import DTYPES, extract
 from .moore import MooreMachine, relate, state_machine, task_target
+from .robust import predictor as trajectory_predictor
+from .steppers import stepper_for
 
 #: the constant word x^m whose end gives a deeper layer's input
 STEADY_WORD = 16
@@ -53,8 +62,6 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
     """Rows ``{symbol, layer (1-based), head, eigenvalues}`` for every symbol and every affine layer of a
     SequenceModel (DeltaNet/DeltaProduct: one row per head; Mamba-style and DLR: one row of all D·N diagonal
     entries, head 0). Layers without an input-determined linear transition (NFSM, LSTM, Transformer) give none."""
-    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
-
     k = len(symbols)
     if not has_spectra(model):
         return []
@@ -81,8 +88,6 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
 def has_spectra(model: Any) -> bool:
     """Whether a SequenceModel has a layer with an input-determined linear transition (DeltaNet/DeltaProduct,
     Mamba-style, AUSSM, PD-SSM, DLR)."""
-    from fsa2rnn.nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
-
     return any(isinstance(b.layer, (DeltaProduct, SelectiveDiagonal, AUSSM, PDSSM, DLR)) for b in model.blocks)
 
 
@@ -105,45 +110,10 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
 
 def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """({symbol: eigenvalues of the first layer's A(x)}, None), or (None, why there are none)."""
-    from fsa2rnn.compiler.program import LinearRNNProgram, PDSSMProgram, program_of
-
-    program = program_of(compiled)
-    if isinstance(program, PDSSMProgram):
-        return {program.symbols[x]: pd_spectrum(program.P[x], program.D[x]) for x in range(program.n_symbols)}, None
-    if not isinstance(program, LinearRNNProgram):
+    spectra = program_of(compiled).symbol_spectra()
+    if spectra is None:
         return None, f"a compiled {compiled.target} model has no linear transition A(x) to compare"
-    layer = program.layers[0]
-    eig = layer.a if layer.diagonal else np.linalg.eigvals(layer.a)
-    # the first layer's rows are keyed by the symbol alone: its row key is the symbol id
-    return {compiled.symbols[int(x)]: eig[r] for r, x in enumerate(layer.row_keys.tolist())}, None
-
-
-def pd_spectrum(idx: np.ndarray, diag: np.ndarray) -> np.ndarray:
-    """Eigenvalues of A = P D, P column one-hot (column j → row idx[j]), without forming A: the points off the cycles
-    of j ↦ idx[j] give 0, and a cycle c of length ℓ gives the ℓ-th roots of Π_{j ∈ c} diag[j] (A^ℓ restricted to
-    the cycle is that product times the identity)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    n = len(idx)
-    g = idx.copy()
-    for _ in range(max(1, int(n).bit_length())):  # g = idx^(2^k) with 2^k ≥ n: its image is the cyclic points
-        g = g[g]
-    on_cycle = np.zeros(n, dtype=bool)
-    on_cycle[g] = True
-    eig: list[complex] = [0j] * int(n - on_cycle.sum())
-    seen = ~on_cycle
-    for start in np.flatnonzero(on_cycle).tolist():
-        if seen[start]:
-            continue
-        cycle, j = [], start
-        while not seen[j]:
-            seen[j] = True
-            cycle.append(j)
-            j = int(idx[j])
-        prod = complex(np.prod(np.asarray(diag)[cycle]))
-        ell = len(cycle)
-        root = abs(prod) ** (1 / ell) * np.exp(1j * np.angle(prod) / ell)
-        eig.extend((root * np.exp(2j * np.pi * np.arange(ell) / ell)).tolist())
-    return np.asarray(eig, dtype=np.complex128)
+    return spectra, None
 
 
 #: what the smaller spectrum is padded with: a transition on d dimensions inside a larger state acts there as
@@ -225,12 +195,8 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     and the trained ones (small filled dots on top, one colour per layer), an eigenvalue repeated k times labelled
     ×k, axes Re and Im, each panel titled with its padded distance; written atomically in the format of the path's
     extension (png, pdf, svg)."""
-    import matplotlib
+    plt = pyplot()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from fsa2rnn.fsa.io import atomic_write
 
     symbols = list(dict.fromkeys(r["symbol"] for r in rows))
     if not symbols:
@@ -278,11 +244,7 @@ def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") 
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    try:
-        atomic_write(path, lambda p: fig.savefig(p, format=fmt, dpi=110))
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _multiset(points: list[list[float]], tol: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
@@ -302,9 +264,6 @@ def _label_counts(ax: Any, pts: np.ndarray, counts: np.ndarray, *, dy: float, co
 
 # ---------------------------------------------------------------------------------------------------- monoids, tables
 def _monoid(a: Automaton) -> dict[str, Any]:
-    from fsa2rnn.fsa.classify import is_aperiodic, is_group
-    from fsa2rnn.fsa.monoid import TransitionMonoid
-
     try:
         m = TransitionMonoid(a, max_elements=MONOID_LIMIT)
         return {"size": m.size, "is_group": is_group(m), "is_aperiodic": is_aperiodic(m), "n_states": a.n_states}
@@ -365,8 +324,6 @@ def nfsm_tables(trained: Any, compiled: Any, symbols: tuple[str, ...]) -> dict[s
 
 
 def _sequence_model(compiled: CompiledModel) -> Any:
-    from fsa2rnn.nn.model import SequenceModel
-
     return SequenceModel.from_compiled(compiled)
 
 
@@ -387,8 +344,6 @@ def l_max_table(
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
     entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
     (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
-    from fsa2rnn.nn.evaluate import automaton_words
-
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
     out["trained"] = [_search(make, task.word_source(), dt, start, cap, n_words, seed) for dt in dtypes]
@@ -407,8 +362,6 @@ def l_max_table(
         def predictor(dt: torch.dtype) -> Any:
             return copy.deepcopy(seq).to(dt).predictor(read=read)
     except ConstructionError:  # cascades and diagonal models: the compiled module's recurrent form, state carried
-        from .robust import predictor as trajectory_predictor
-        from .steppers import stepper_for
 
         def predictor(dt: torch.dtype) -> Any:  # an unperturbed trajectory: the fused numpy step where it runs
             return trajectory_predictor(stepper_for(compiled, dt), eta=0.0, perturbation_kind="none")
@@ -418,8 +371,6 @@ def l_max_table(
 
 
 def _search(make: Any, words: Any, dtype: str, start: int, cap: int, n_words: int, seed: int) -> dict[str, Any]:
-    from fsa2rnn.nn.evaluate import failing_length
-
     try:
         predict = make(DTYPES[dtype])
         l_max, capped = failing_length(predict, words, start=start, cap=cap, n_words=n_words, seed=seed)
@@ -433,8 +384,6 @@ def default_compiled(layer: str, automaton: Automaton, heads: int = 1) -> tuple[
     """The compiled counterpart of a trained layer family (Householder for DeltaNet/DeltaProduct and the baselines,
     diagonal for Mamba-style, AUSSM and DLR, PD-SSM for PD-SSM, NFSM for NFSM — one head when the trained model
     has one), or (None, why)."""
-    from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
-
     try:
         if layer in ("mamba", "mamba-minus", "aussm", "dlr"):
             return compile_diagonal(automaton), None
@@ -489,6 +438,7 @@ def compare(
     ex = extract(model, symbols=symbols, classes=task.classes, length=length, words=words, seed=seed)
     relation = relate(ex.machine, goal, labels_compared=labelled, predict=ex.predict, seed=seed)
     report: dict[str, Any] = {"extracted": {**ex.report(), **relation}}
+    report["extracted"]["checked_at"] = long_agreement(report["extracted"]["agreement"], length)
     report["target"] = _target_report(goal, labelled)
     report["compiled"] = None if compiled is None else _compiled_report(compiled)
     if note:
@@ -500,7 +450,8 @@ def compare(
     report["monoid"] = monoid_comparison(ex.minimal, goal.minimal() if labelled else state_machine(goal))
     if model.config.layer == "nfsm" and model.config.n_layers == 1 and compiled is not None:
         try:
-            report["tables"] = nfsm_tables(model, compiled, symbols) if compiled.target == "nfsm" else None
+            tabled = target_of(compiled).extraction is not None  # a compiled model whose tables are read exactly
+            report["tables"] = nfsm_tables(model, compiled, symbols) if tabled else None
         except ConstructionError as exc:
             report["tables"] = {"note": str(exc)}
     if lmax:
@@ -509,6 +460,25 @@ def compare(
         report["l_max"] = l_max_table(model, task, compiled, start=length, cap=max(cap, length), n_words=n_words,
                                       dtypes=dtypes, seed=seed)  # fmt: skip
     return report
+
+
+#: sequence agreement at 10× the training length below which compare warns that its relation describes the
+#: extracted machine (read from short words), not the model at length
+AGREEMENT_WARNING = 0.99
+
+
+def long_agreement(agreement: dict[str, Any], length: int) -> dict[str, Any]:
+    """How far the relation was checked: the model's sequence agreement with the extracted machine on held-out
+    words of the longest length measured (10× the training length, realize/extract.py ``AGREEMENT_FACTORS``), and
+    a warning when it is below :data:`AGREEMENT_WARNING`."""
+    n, seq = int(agreement["lengths"][-1]), float(agreement["sequence"][-1])
+    out: dict[str, Any] = {"length": n, "times_training_length": n // max(1, length), "sequence_agreement": seq}
+    if seq < AGREEMENT_WARNING:
+        out["warning"] = (
+            f"at length {n} the model agrees with the extracted machine on {seq:.1%} of held-out words: the relation "
+            f"describes the machine read from words of length ≤ {length}, not the model at length {n}"
+        )
+    return out
 
 
 def check_inputs(

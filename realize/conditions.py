@@ -34,12 +34,18 @@ from typing import Any
 import numpy as np
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import target_of
+from fsa2rnn.compiler.targets.affine.definite_to_affine import check_affine, non_definite_witness
+from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.classify import definite_degree
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
 from fsa2rnn.fsa.monoid import TransitionMonoid
+from fsa2rnn.fsa.progress import bar
 
-from .robust import check_eta, l_max, run
+from . import spectral
+from .extract import extract_and_compare
+from .robust import check_eta, drift, l_max, plot_drift, run
 from .steppers import Stepper, stepper_for
 
 VERDICTS = ("robust", "not_robust", "refused")
@@ -56,7 +62,7 @@ def _verdict(eta: float, verdict: str, theorem: str, evidence: str, witness: lis
     return {"eta": eta, "verdict": verdict, "theorem": theorem, "evidence": evidence, "witness": witness, **extra}
 
 
-def failing_word(
+def trajectory_failing_word(
     stepper: Stepper, automaton: Automaton, *, eta: float, length: int = 64, n_words: int = 64, seed: int = 0
 ) -> list[int] | None:
     """The shortest prefix (symbol ids), over ``n_words`` seeded random words, on which the adversarial
@@ -75,8 +81,6 @@ def failing_word(
 
 def _non_definite(automaton: Automaton) -> tuple[bool, int | None, list[int] | None]:
     """(definite, degree, witness): the degree of the reachable part, or a word whose powers never become constant."""
-    from fsa2rnn.compiler.definite_to_affine import non_definite_witness
-
     reach = automaton.reachable()
     k = definite_degree(TransitionMonoid(reach))
     if k is not None:
@@ -124,9 +128,18 @@ def _describe_sim(sim: dict[str, Any] | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- per target
-def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
-    from .extract import extract_and_compare
-
+def nfsm_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for an NFSM (the module docstring; the nfsm target's ``robustness``)."""
     stepper = stepper_for(model, dtype)
     star = stepper.radius
     ext = extract_and_compare(model, automaton, dtype=dtype)
@@ -153,7 +166,7 @@ def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, si
             radius=star,
             simulation=sim,
         )
-    word = failing_word(stepper, automaton, eta=eta, seed=seed)
+    word = trajectory_failing_word(stepper, automaton, eta=eta, seed=seed)
     return _verdict(
         eta,
         "not_robust",
@@ -170,16 +183,23 @@ def _nfsm(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, si
     )
 
 
-def _linear_rnn(
-    model: CompiledModel, automaton: Automaton, eta: float, dtype: str, mode: str, simulate: bool, cap: int, seed: int
-):
-    from .exact import exact_check
-    from .spectral import theorem41_branch
-
+def linear_rnn_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for a linear RNN: Theorem 4.1's branch (the module docstring; the householder and diagonal
+    targets' ``robustness``)."""
     ex = exact_check(model, automaton)
     if not ex["ok"]:
         return _verdict(eta, "not_robust", "Theorem 3.1 (R1, R3)", f"the exact check fails: {ex['failure']}", None)
-    branch = theorem41_branch(model)
+    branch = spectral.theorem41_branch(model)  # through the module: a check of the check may patch it
     stepper = stepper_for(model, dtype, mode)
     radii = [b.radius for b in stepper.blocks]
     rho = branch["spectral_radius"]
@@ -251,9 +271,18 @@ def _linear_rnn(
     )
 
 
-def _affine(model: CompiledModel, automaton: Automaton, eta: float, dtype: str, simulate: bool, cap: int, seed: int):
-    from fsa2rnn.compiler.definite_to_affine import check_affine
-
+def affine_conditions(
+    model: CompiledModel,
+    automaton: Automaton,
+    eta: float,
+    *,
+    dtype: str,
+    mode: str,
+    simulate: bool,
+    cap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The verdict for a shift register (the module docstring; the affine target's ``robustness``)."""
     definite, k, nd_witness = _non_definite(automaton)
     if not definite:
         return _refused(eta, automaton, nd_witness, "the model is a shift register (ρ = 0)")
@@ -306,7 +335,7 @@ def _certified(
             spectral_radius=rho,
             simulation=sim,
         )
-    word = failing_word(stepper, automaton, eta=eta, seed=seed)
+    word = trajectory_failing_word(stepper, automaton, eta=eta, seed=seed)
     found = (
         f"; the adversarial η-trajectory errs on the witness (length {len(word)})"
         if word
@@ -348,13 +377,12 @@ def check_conditions(
     if list(automaton.symbols) != model.symbols or list(automaton.states) != model.states:
         raise SpecError("the spec's states or symbols differ from the model's (same names in the same order needed)")
     automaton = automaton.replace(initial=model.initial)
-    if model.target == "nfsm":
-        return _contradicted(_nfsm(model, automaton, eta, dtype, simulate, cap, seed))
-    if model.target in ("householder", "diagonal"):
-        return _contradicted(_linear_rnn(model, automaton, eta, dtype, mode, simulate, cap, seed))
-    if model.target == "affine":
-        return _contradicted(_affine(model, automaton, eta, dtype, simulate, cap, seed))
-    raise ModelFileError(f"no robustness check for target {model.target!r}")
+    conditions = target_of(model).load("robustness")
+    if conditions is None:
+        raise ModelFileError(f"no robustness check for target {model.target!r}")
+    return _contradicted(
+        conditions(model, automaton, eta, dtype=dtype, mode=mode, simulate=simulate, cap=cap, seed=seed)
+    )
 
 
 def _contradicted(res: dict[str, Any]) -> dict[str, Any]:
@@ -396,10 +424,6 @@ def robust_report(
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
     on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
     of the drift against t (random words and the witness word). ``engine``: realize/robust.py's ``ENGINES``."""
-    from fsa2rnn.fsa.progress import bar
-
-    from .robust import drift, plot_drift
-
     eta = check_eta(eta)
     if cap < LMAX_START:
         raise SpecError(f"the cap {cap} is below the start length {LMAX_START}")
@@ -443,6 +467,12 @@ def robust_report(
     return out
 
 
+def affine_compile_report(model: CompiledModel) -> dict[str, Any]:
+    """What ``fsa2rnn compile`` adds to a shift register's summary: the radius it is certified robust below."""
+    radius = check_conditions(model, 0.0, simulate=False)["radius"]
+    return {"robust": f"certified robust for every η < {radius:.6g} (Theorems 3.2 and 4.1 (ii))"}
+
+
 __all__ = [
     "LMAX_START",
     "LMAX_WORDS",
@@ -450,7 +480,11 @@ __all__ = [
     "PLOT_WORDS",
     "SIMULATION_CAP",
     "VERDICTS",
+    "affine_compile_report",
+    "affine_conditions",
     "check_conditions",
-    "failing_word",
+    "linear_rnn_conditions",
+    "nfsm_conditions",
+    "trajectory_failing_word",
     "robust_report",
 ]

@@ -18,7 +18,7 @@ and compare the machine they define with the target automaton up to relabelling 
 The comparison is a homomorphism check: φ = the model's readout (head indices → state) must satisfy
 φ(σ_x(c)) = δ_x(φ(c)) for every configuration c in the readout's domain and every symbol x, and send the start
 configuration to the initial state. It is decided exhaustively by a breadth-first search over (configuration, state)
-pairs (compiler/exact/nfsm.py), which also yields a shortest word on which the model errs when it does.
+pairs (compiler/targets/nfsm/exact.py), which also yields a shortest word on which the model errs when it does.
 Matching tables certify every length: the scan composes them exactly (Prop. G.1).
 """
 
@@ -32,10 +32,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.compiler.keys import HIGH_FIRST, encode
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine, Readout, check_radix_limit, mixed_radix
+from fsa2rnn.compiler.registry import target_of
+from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine, Readout, check_radix_limit
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
+from fsa2rnn.nn import load_model
+from fsa2rnn.nn.compiled.nfsm import NFSMModel
+from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
 
 from .moore import UNOBSERVED, MooreMachine
 from .probe import SequenceProbe, compiled_probe, predict_words
@@ -67,18 +73,8 @@ def dtype_name(dtype: str | torch.dtype) -> str:
 
 
 def as_nfsm_module(model: Any) -> Any:
-    """An NFSMModel from a module, a CompiledModel or a model file path."""
-    from fsa2rnn.nn import load_model
-    from fsa2rnn.nn.nfsm_model import NFSMModel
-
-    if isinstance(model, NFSMModel):
-        return model
-    if isinstance(model, (CompiledModel, str, Path)):
-        module = load_model(model)
-        if not isinstance(module, NFSMModel):
-            raise ModelFileError("not an NFSM model (target is not 'nfsm')")
-        return module
-    raise ModelFileError(f"cannot read an NFSM model from a {type(model).__name__}")
+    """An NFSMModel from a module, a CompiledModel or a model file path (ModelFileError for another target)."""
+    return NFSMModel.coerce(model)
 
 
 def target_automaton(model: Any) -> Automaton:
@@ -242,8 +238,6 @@ def extract(
     CompiledModel, a model file or a module of nn.load_model; names from its header). ``length`` is the length of
     the sampled and held-out words (the training length); the sample's sizes and ``seed`` as in
     realize/sample_extract.py."""
-    from fsa2rnn.nn.model import SequenceModel
-
     if length < 1 or words < 1:
         raise SpecError(f"extraction needs a length and a number of words ≥ 1, got {length} and {words}")
     if isinstance(model, SequenceModel):
@@ -269,11 +263,10 @@ def extract(
         module = _as_module(model)
         h = module.compiled.header
         symbols, classes = tuple(h["symbols"]), tuple(h["states"])
-        from fsa2rnn.nn.nfsm_model import NFSMModel
-
-        if isinstance(module, NFSMModel):
-            method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
-            return _extraction(module, _compiled_nfsm_machine(module), method, False, {}, length, words, seed)
+        exact = target_of(module.compiled).load("extraction")  # a target whose configurations can be enumerated
+        if exact is not None:
+            machine, method = exact(module)
+            return _extraction(module, machine, method, False, {}, length, words, seed)
         model, probe = module, compiled_probe(module)
     machine, details = sample_extract(
         probe, symbols, classes, length=length, words=words, suffixes=suffixes, suffix_length=suffix_length,
@@ -289,8 +282,6 @@ def extract(
 
 
 def _as_module(model: Any) -> Any:
-    from fsa2rnn.nn import load_model
-
     if isinstance(model, (CompiledModel, str, Path)):
         return load_model(model)
     if hasattr(model, "compiled") and hasattr(model, "predict_states"):
@@ -339,13 +330,13 @@ def _reachable_configurations(
     symbol (−1 for the start)), one numpy step per level."""
     check_radix_limit(radices, "machine states")
     start = np.asarray(start, dtype=np.int64)[None, :]
-    states, codes = [start], [mixed_radix(start, radices)]
+    states, codes = [start], [encode(start, radices, HIGH_FIRST)]
     parent, symbol = [np.array([-1])], [np.array([-1])]
     seen = codes[0]
     frontier = start
     while len(frontier):
         succ = np.concatenate([step(frontier, x) for x in range(k)])  # symbol-major
-        c = mixed_radix(succ, radices)
+        c = encode(succ, radices, HIGH_FIRST)
         _, first = np.unique(c, return_index=True)
         first.sort()
         first = first[~np.isin(c[first], seen)]
@@ -366,7 +357,7 @@ def _reachable_configurations(
     order = np.argsort(all_codes)
     table = np.empty((k, len(all_states)), dtype=np.int64)
     for x in range(k):
-        nxt = mixed_radix(step(all_states, x), radices)
+        nxt = encode(step(all_states, x), radices, HIGH_FIRST)
         table[x] = order[np.searchsorted(all_codes[order], nxt)]
     words: list[list[int]] = []
     for i in range(len(all_states)):
@@ -374,8 +365,9 @@ def _reachable_configurations(
     return all_states, table, words, par
 
 
-def _compiled_nfsm_machine(module: Any) -> MooreMachine:
-    """The compiled NFSM's configurations reachable from its start, labelled by its readout (−1: none)."""
+def compiled_nfsm_machine(module: Any) -> tuple[MooreMachine, str]:
+    """The compiled NFSM's configurations reachable from its start, labelled by its readout (−1: none): the nfsm
+    target's ``extraction`` (exact), with how it was extracted."""
     machine, readout = extracted_machine(module, "float64")
     h = module.compiled.header
     k = machine.n_symbols
@@ -384,15 +376,14 @@ def _compiled_nfsm_machine(module: Any) -> MooreMachine:
     )
     names = [",".join(map(str, c)) for c in configs.tolist()]
     automaton = Automaton(table, states=names, symbols=h["symbols"], initial=0)
-    return MooreMachine(automaton, readout(configs), tuple(h["states"]))
+    method = "NFSM tables: the compiled tables (argmax of the logits at float64) and readout (exact)"
+    return MooreMachine(automaton, readout(configs), tuple(h["states"])), method
 
 
 @torch.no_grad()
 def _trained_nfsm_machine(model: Any, symbols: tuple[str, ...], classes: tuple[str, ...]) -> MooreMachine:
     """A trained one-layer NFSM's (head indices, last symbol) pairs reachable from its start (module docstring),
     labelled through nn/table_predict.py: one forward per pair, in batches (else on each pair's shortest word)."""
-    from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
-
     k = len(symbols)
     tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     heads = np.arange(tables.shape[1])

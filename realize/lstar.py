@@ -38,7 +38,7 @@ from fsa2rnn.fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 from fsa2rnn.nn.limits import LIMITS
 
-from .moore import UNOBSERVED, MooreMachine, PredictWords
+from .moore import UNOBSERVED, MooreMachine, PredictWords, relate, state_machine
 
 if TYPE_CHECKING:
     from .extract import Extraction
@@ -337,7 +337,6 @@ def lstar_extract(
     if START in classes:
         raise SpecError(f"a class may not be called {START!r}")
     if predict is None:
-
         def predict(ws: list[list[int]]) -> list[np.ndarray]:
             return predict_words(model, ws)
 
@@ -346,16 +345,20 @@ def lstar_extract(
     oracle = _eq_oracle(teacher, symbols, classes, length, target, seed, state)
     sul = _sul(teacher, symbols, classes)
     run = run_Lstar if algorithm == "lstar" else run_KV
+    name = "L*" if algorithm == "lstar" else "KV"
     try:
         learned = run(list(symbols), sul, oracle, automaton_type="moore", print_level=0)
         machine = machine_from_aalpy(learned, classes, symbols)
     except _Spent:
         if not state["hypotheses"]:
-            raise LimitExceededError(
-                f"L* spent its {teacher.spent()} limit ({limits.as_dict()}) before its first hypothesis"
-            ) from None
+            raise LimitExceededError(_budget_spent(name, teacher, limits, "before its first hypothesis")) from None
         state["stopped_by"] = teacher.spent()
-        machine = machine_from_aalpy(state["hypotheses"][-1], classes, symbols)
+        try:
+            machine = machine_from_aalpy(state["hypotheses"][-1], classes, symbols)
+        except SpecError:  # a hypothesis cut short: states whose output the model was never asked
+            raise LimitExceededError(
+                _budget_spent(name, teacher, limits, "while its last hypothesis still had unobserved states")
+            ) from None
     seconds = teacher.elapsed()
     minimal = machine.minimal()
     agreement = held_out_agreement(model, minimal, length=length, words=words, seed=seed)
@@ -370,13 +373,21 @@ def lstar_extract(
         "limits": limits.as_dict(),
         "stopped_by": state["stopped_by"],
     }
-    name = "L*" if algorithm == "lstar" else "KV"
     method = (
         f"black-box {name} (AALpy): membership queries run the model; equivalence by the "
         f"{'target-seeded, ' if target is not None else ''}W-method (depth {limits.depth}) and {limits.random_words} "
         f"random words of length 1..{length}"
     )
     return Extraction(method, True, machine, minimal, agreement, details, predict)
+
+
+def _budget_spent(name: str, teacher: ModelTeacher, limits: Limits, when: str) -> str:
+    """The one line of an extraction stopped by its budget, naming the option that sets it."""
+    if teacher.spent() == "time":
+        spent = f"--max-seconds {limits.max_seconds:g} (its wall-clock budget)"
+    else:
+        spent = f"--max-queries {limits.max_queries} (words run through the model: {teacher.model_words})"
+    return f"{name} reached {spent} {when}; raise it"
 
 
 def compare_lstar(
@@ -396,7 +407,6 @@ def compare_lstar(
     limits, ``relation`` (to the target) and ``relation_to_white_box``."""
     from .compare import check_inputs
     from .extract import extract
-    from .moore import relate, state_machine
 
     (limits or Limits()).check()
     goal, labelled = check_inputs(task, target, None)
@@ -407,10 +417,14 @@ def compare_lstar(
     to_target = relate(learned.machine, goal, labels_compared=labelled, predict=learned.predict, seed=seed)
     to_white = relate(learned.machine, white.minimal, predict=learned.predict, seed=seed)
     white_to_target = relate(white.machine, goal, labels_compared=labelled, seed=seed)
+    from .compare import long_agreement
+
+    report = learned.report()
     return {
         "learned": {
-            **learned.report(),
+            **report,
             **to_target,
+            "checked_at": long_agreement(report["agreement"], length),
             "relation_to_white_box": to_white["relation"],
             "white_box_witness": to_white["witness"],
         },  # fmt: skip
@@ -437,6 +451,7 @@ def lstar_lines(r: dict[str, Any]) -> list[str]:
         f"length {n}: token {t:.4f}, sequence {s:.4f}" for n, t, s in zip(ag["lengths"], ag["token"], ag["sequence"])
     ]
     what = "" if tg["labels_compared"] else " (structure only)"
+    at = le["checked_at"]
     lines = [
         f"learned: {le['n_states']} states ({le['algorithm']}, black-box)",
         f"  method: {le['method']}",
@@ -446,7 +461,9 @@ def lstar_lines(r: dict[str, Any]) -> list[str]:
         f"  limits: {lim['max_queries']} model words, {lim['max_seconds']:g} s, W-method depth {lim['depth']}, "
         f"{lim['random_words']} random words per equivalence query",
         f"  agreement with the model on {ag['words']} held-out words: " + "; ".join(parts),
-        f"  relation to the target ({tg['name'] or 'spec'}, {tg['minimal_states']} states): {le['relation']}{what}",
+        f"  relation to the target ({tg['name'] or 'spec'}, {tg['minimal_states']} states): {le['relation']}{what}; "
+        f"the model agrees with this machine on {at['sequence_agreement']:.1%} of words of length {at['length']} "
+        f"({at['times_training_length']}× the training length)",
     ]
     if le.get("witness"):
         lines.append(
@@ -454,4 +471,6 @@ def lstar_lines(r: dict[str, Any]) -> list[str]:
         )
     lines.append(f"  relation to the white-box extraction ({wb['n_states']} states): {le['relation_to_white_box']}")
     lines.append(f"white-box: {wb['n_states']} states, relation to the target: {wb['relation']}")
+    if at.get("warning"):
+        lines.append(f"warning: {at['warning']}")
     return lines

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.fsa.errors import ModelFileError, SpecError
+from fsa2rnn.nn.compiled import run_options
 
 
 class Probe:
@@ -189,32 +190,22 @@ class WordsProbe(Probe):
 
 
 def compiled_probe(module: Any) -> WordsProbe:
-    """A :class:`WordsProbe` of a compiled runtime module (linear RNN or affine), its hidden states as features;
-    linear RNNs run their chunked (parallel) scans."""
-    from fsa2rnn.nn.compiled import AffineModel, LinearRNNModel, run_options
-
-    lrnn = isinstance(module, LinearRNNModel)
-    options = run_options(module)  # the scan policy of `run` (the chunked scans): no loop over positions
+    """A :class:`WordsProbe` of a compiled module with flat hidden states (``hidden(ids, **options)``: linear RNNs,
+    shift registers), those states as features; the module runs under the scan policy of `run` (the chunked scans):
+    no loop over positions."""
+    hidden_states = getattr(module, "hidden", None)
+    if hidden_states is None:
+        raise ModelFileError(f"cannot probe a {type(module).__name__}")
+    options = run_options(module)
 
     def predict(ids: np.ndarray) -> np.ndarray:
         return module.predict_states(torch.from_numpy(ids), **options).cpu().numpy()
 
-    if lrnn:
+    @torch.no_grad()
+    def hidden(ids: np.ndarray) -> np.ndarray:
+        return hidden_states(torch.from_numpy(ids), **options).double().cpu().numpy()
 
-        @torch.no_grad()
-        def hidden(ids: np.ndarray) -> np.ndarray:
-            hs, _, _ = module.layer_states(torch.from_numpy(ids), **options)
-            return torch.cat([h.reshape(*ids.shape, -1) for h in hs], dim=-1).double().cpu().numpy()
-
-        return WordsProbe(hidden, predict)
-    if isinstance(module, AffineModel):
-
-        @torch.no_grad()
-        def affine_hidden(ids: np.ndarray) -> np.ndarray:
-            return module.hidden(torch.from_numpy(ids)).double().cpu().numpy()
-
-        return WordsProbe(affine_hidden, predict)
-    raise ModelFileError(f"cannot probe a {type(module).__name__}")
+    return WordsProbe(hidden, predict)
 
 
 def predict_words(model: Any, words: list[list[int]]) -> list[np.ndarray]:

@@ -19,7 +19,7 @@ is the attractor vector a_{h_t}: the perturbation is added to it and the next st
 attractor (the restoring organ), then applies the tables.
 
 :func:`l_max` is the failing length of a model at (η, dtype, perturbation) through
-:func:`fsa2rnn.nn.evaluate.failing_length` — on random words (the automaton's word problem) or on the periodic word
+:func:`fsa2rnn.nn.lmax.failing_length` — on random words (the automaton's word problem) or on the periodic word
 p·w·w·w… of a witness of Theorem 4.1 (:func:`periodic_words`). :func:`drift` records the distance of h_t to the
 nearest code point (NFSM: to the nearest attractor, before rounding) against t; :func:`plot_drift` draws it.
 """
@@ -37,8 +37,9 @@ import torch
 
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import FsaError, SpecError
+from fsa2rnn.fsa.plotting import pyplot, save_figure
 from fsa2rnn.fsa.progress import counting
-from fsa2rnn.nn.evaluate import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
+from fsa2rnn.nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 
 from . import trajectory
 from .steppers import Stepper, stepper_for
@@ -160,7 +161,7 @@ def run(
 
 
 def predictor(stepper: Stepper, *, eta: float, perturbation_kind: str, seed: int = 0, engine: str = "auto") -> Predict:
-    """The ``predict`` protocol of nn/evaluate.py for η-trajectories (the state carried across chunks)."""
+    """The ``predict`` protocol of nn/lmax.py for η-trajectories (the state carried across chunks)."""
     _fast_for(stepper, engine)
 
     def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
@@ -273,10 +274,7 @@ def drift(
 def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *, title: str = "") -> Path:
     """Draw drift curves (label, :func:`drift` result) on log–log axes with each cell inradius as a dashed line;
     writes a PNG (matplotlib, Agg backend) and returns its path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     radii = set()
@@ -303,12 +301,8 @@ def plot_drift(curves: Sequence[tuple[str, dict[str, Any]]], path: str | Path, *
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
-    from fsa2rnn.fsa.io import atomic_write
 
-    try:  # the format is the path's extension (png, pdf, svg)
-        atomic_write(path, lambda p: fig.savefig(p, format=path.suffix.lstrip(".").lower() or "png", dpi=110))
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)  # the format is the path's extension (png, pdf, svg)
     return path
 
 

@@ -5,7 +5,7 @@ h_i ← A_i(r) h_i + B_i(r) with the row r chosen by the symbol and the decoded 
 exact trajectory the decodes are locally constant, so a perturbation confined to layer i evolves by the affine
 recurrence of layer i driven by the exact rows: the block of layer i of Φ_w's linear part is A_i(r_|w|) ⋯ A_i(r_1).
 
-Every row of a compiled model is, exactly (the integer, angle and exponent forms of compiler/exact/lrnn.py):
+Every row of a compiled model is, exactly (the integer, angle and exponent forms of compiler/targets/lrnn/exact.py):
 *orthogonal* (a signed permutation, a rotation or reflection, a unimodular diagonal) or *zero* (a reset, A = 0).
 A product of rows along a word is therefore orthogonal (ρ = 1) or zero (ρ = 0), and
 
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.compiler.exact.lrnn import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import program_of
+from fsa2rnn.compiler.registry import program_of, target_of
+from fsa2rnn.compiler.targets.lrnn.exact import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
 from fsa2rnn.fsa.errors import ModelFileError
 
 #: most exact configurations the graph search visits
@@ -40,15 +40,15 @@ MAX_GRAPH_CONFIGURATIONS = 200_000
 
 
 def row_classes(layer: Any) -> np.ndarray:
-    """ZERO, ORTHOGONAL or OTHER for every row of an exact layer (compiler/exact/lrnn.py)."""
+    """ZERO, ORTHOGONAL or OTHER for every row of an exact layer (compiler/targets/lrnn/exact.py)."""
     return layer.row_classes()
 
 
 def configuration_graph(model: CompiledModel, limit: int = MAX_GRAPH_CONFIGURATIONS) -> dict[str, Any]:
-    """The exact configuration graph of compiler/exact/lrnn.py (``ExactLinearRNN.configuration_graph``): ``{n,
+    """The exact configuration graph of compiler/targets/lrnn/exact.py (``ExactLinearRNN.configuration_graph``): ``{n,
     edges: (E, 3) [source, symbol, target], rows: (E, L), dist: (n,), parent: (n, 2) [configuration, symbol],
     states, classes}`` (configuration 0 is the initial one)."""
-    if model.target not in ("householder", "diagonal"):
+    if not hasattr(target_of(model).load("exact_interpreter"), "configuration_graph"):  # the linear-RNN targets'
         raise ModelFileError(f"configuration graphs are for linear-RNN models, not target {model.target!r}")
     try:
         return exact_interpreter(model).configuration_graph(limit)

@@ -11,14 +11,14 @@ compiled models, applied to a trained SequenceModel.
   definite one is ``not_robust`` in the sense of "not certified" (no radius is computed for trained weights).
 - NFSM (one layer): the perturbation is added to the attractor vector a_{h_t} (one-hot per head) before the next
   step's rounding, which restores it iff η < η* = 1/√2 (half the distance of two one-hot attractors); then the model
-  is ``robust`` iff its tables realize the automaton (realize/trained_exact.py ``nfsm_tables_exact``), else
+  is ``robust`` iff its tables realize the automaton (fsa2rnn.nn.train.trained_exact ``nfsm_tables_exact``), else
   ``not_robust`` with the tables' failing word; at η ≥ η* a perturbation reaches the midpoint of two attractors:
   ``not_robust``.
 - LSTM and Transformer: no input-determined transition: ``refused``.
 
 With ``lmax``, the failing length of random η-trajectories (e_t uniform in the η-ball of the recurrent state —
 every layer's S, h, modal x or one-hot indices, not the convolutions' input caches) on the task's evaluation words
-(realize/robust.py's perturbation, nn/evaluate.py's search).
+(realize/robust.py's perturbation, nn/lmax.py's search).
 """
 
 from __future__ import annotations
@@ -32,8 +32,18 @@ import torch
 import torch.nn.functional as F
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.progress import bar, counting
+from fsa2rnn.nn.layers import DLR, LSTM, NFSM, DeltaProduct, SelectiveDiagonal
+from fsa2rnn.nn.lmax import failing_length
+from fsa2rnn.nn.metrics import accuracy_at_lengths
+from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
+from fsa2rnn.nn.train.trained_exact import nfsm_tables_exact
 
-from .robust import check_eta
+from .compare import layer_inputs
+from .conditions import _non_definite
+from .extract import as_dtype
+from .robust import check_eta, perturbation
+from .trajectory import random_ball
 
 #: words up to this length are searched for ρ(A_w) = 1, and at most this many of them
 MAX_WORD_LENGTH, MAX_WORDS = 4, 4096
@@ -50,10 +60,6 @@ def _verdict(eta: float, verdict: str, theorem: str, evidence: str, witness: lis
 def symbol_matrices(model: Any, symbols: tuple[str, ...]) -> list[np.ndarray] | None:
     """Per symbol, the block-diagonal linear part of the recurrence as a list of square blocks (k, B, n, n) per
     layer — DeltaProduct heads, diagonal entries as 1×1 blocks — or None when a layer is not affine."""
-    from fsa2rnn.nn.layers import DLR, DeltaProduct, SelectiveDiagonal
-
-    from .compare import layer_inputs
-
     k = len(symbols)
     inputs = layer_inputs(model, k)
     blocks = []
@@ -102,8 +108,6 @@ def trained_conditions(model: Any, task: Any, eta: float) -> dict[str, Any]:
     symbols = tuple(a.symbols)
     cfg = model.config
     if cfg.layer == "nfsm" and cfg.n_layers == 1:
-        from .trained_exact import nfsm_tables_exact
-
         ex = nfsm_tables_exact(model, task)
         if not ex.get("exact"):
             why = ex.get("reason") or f"the tables err on {ex.get('witness')}"
@@ -130,7 +134,6 @@ def trained_conditions(model: Any, task: Any, eta: float) -> dict[str, Any]:
                         f"ρ(A_w) = {rho:.6f} on w = {'·'.join(names)} (the trained A(x), every layer and head): the "
                         "error along its eigenvector is never damped, so (R2) fails at every η > 0", names,
                         spectral_radius=rho)  # fmt: skip
-    from .conditions import _non_definite
 
     definite, degree, witness = _non_definite(a)
     if not definite:
@@ -147,8 +150,6 @@ def trained_conditions(model: Any, task: Any, eta: float) -> dict[str, Any]:
 def _flat_state(model: Any, state: list[dict[str, Any]]) -> tuple[torch.Tensor, list[tuple[int, str]]]:
     """The recurrent state as one float64 vector per word (N, D) — S, h, modal x as (re, im), one-hot NFSM
     indices, the LSTM's h and c — and the (block, key) parts it is made of, in order."""
-    from fsa2rnn.nn.layers import DLR, LSTM, NFSM, DeltaProduct, SelectiveDiagonal
-
     keys = {DeltaProduct: ("S",), SelectiveDiagonal: ("h",), DLR: ("x",), NFSM: ("indices",), LSTM: ("h", "c")}
     parts, flat = [], []
     for i, block in enumerate(model.blocks):
@@ -168,8 +169,6 @@ def _flat_state(model: Any, state: list[dict[str, Any]]) -> tuple[torch.Tensor, 
 
 def _set_flat(model: Any, state: list[dict[str, Any]], parts: list[tuple[int, str]], h: torch.Tensor) -> None:
     """Write a perturbed flat state back (NFSM heads rounded to their nearest attractor)."""
-    from fsa2rnn.nn.layers import LSTM, NFSM
-
     pos = 0
     for i, key in parts:
         layer, v = model.blocks[i].layer, state[i][key]
@@ -193,15 +192,11 @@ def _set_flat(model: Any, state: list[dict[str, Any]], parts: list[tuple[int, st
 
 
 def perturbed_predictor(model: Any, eta: float, seed: int = 0, *, read: str = "auto") -> Any:
-    """``predict(inputs, state)`` of nn/evaluate.py along random η-trajectories of a trained model: after every
+    """``predict(inputs, state)`` of nn/lmax.py along random η-trajectories of a trained model: after every
     symbol, e uniform in the η-ball of the recurrent state (:func:`_flat_state`) is added (NFSM: to the one-hot
     attractors, then every head is rounded to its nearest attractor). ``read="auto"`` steps a one-layer NFSM
     through its tables (:func:`_nfsm_table_predictor`, the same draws and arithmetic), ``"logits"`` runs the
     model's forward at every step (the reference)."""
-    from fsa2rnn.nn.table_predict import table_readable
-
-    from .robust import perturbation
-
     if read not in ("auto", "logits"):
         raise SpecError(f"unknown read {read!r} (choose from auto, logits)")
     if read == "auto" and table_readable(model):
@@ -229,10 +224,6 @@ def _nfsm_table_predictor(model: Any, eta: float, seed: int) -> Any:
     """:func:`perturbed_predictor` of a one-layer NFSM by its tables (nn/table_predict.py): h_t = σ_{x_t}(h'_{t−1}),
     the prediction of (x_t, h'_{t−1}), then h'_t = the nearest attractor (argmax over each head's valid indices) of
     one_hot(h_t) + e_t, e_t drawn as the reference draws it."""
-    from fsa2rnn.nn.table_predict import NFSMTablePredictor
-
-    from .trajectory import random_ball
-
     tables = NFSMTablePredictor(model)
     gen = torch.Generator().manual_seed(int(seed))
     heads, d = tables.heads, tables.d_max
@@ -278,9 +269,6 @@ def trained_robust_report(
     out = trained_conditions(model, task, eta)
     out.update(perturbation=perturbation_kind, l_max=None, l_max_capped=None)
     if lmax:
-        from fsa2rnn.fsa.progress import bar, counting
-        from fsa2rnn.nn.evaluate import failing_length
-
         start = min(start or 16, cap)
         with bar(n_words * cap, "L_max search", unit="sym", unit_scale=True) as b:
             predict = counting(perturbed_predictor(model, out["eta"], seed), b)
@@ -309,10 +297,6 @@ def verify_run(
     (:func:`trained_robust_report`). ``ok``: right on every word (and robust at η). ``loaded``: (model, task,
     TrainConfig) of the run, as ``fsa2rnn.nn.train.load_run`` returns them (the caller loads the run: realize does
     not import the trainer)."""
-    from fsa2rnn.nn.metrics import accuracy_at_lengths
-
-    from .extract import as_dtype
-
     if spec is not None:
         raise SpecError("verify RUN checks the run's own task; --spec applies to model files")
     model, task, cfg = loaded

@@ -2,10 +2,11 @@
 
 The reference is the automaton given, else the target automaton stored in the model's header at compile time
 (covered by its integrity hash, compiler/model.py) — never one rebuilt from the model's own weights, which would
-compare the model with itself. For "householder" and "diagonal" models the exact check is compiler/exact/lrnn.py
-(rational / angle-index / exponent arithmetic), for "affine" models compiler/definite_to_affine.py's window check;
-for "nfsm" models the margin certificate and table extraction of realize/certificate.py and realize/extract.py,
-both against the reference: either failing makes ``ok`` false. The float agreement runs the torch module under the
+compare the model with itself. The exact check is the target's ``check`` (the registry, compiler/registry.py): for
+"householder" and "diagonal" models compiler/targets/lrnn/exact.py (rational / angle-index / exponent arithmetic),
+for "affine" models the shift register's window check, for "pdssm" the one-hot code points' induction step, for
+"nfsm" models the margin certificate and table extraction of realize/certificate.py and realize/extract.py, both
+against the reference: any failing makes ``ok`` false. The float agreement runs the torch module under the
 scan policy of `fsa2rnn run` (``RUN_SCAN``, nn/compiled), reported as ``scan``.
 ``automaton_from_model`` reads off the automaton a model's exact dynamics realize (what the weights do, not what
 they should do).
@@ -17,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from fsa2rnn.compiler import load_executor
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import target_of
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
 
@@ -26,48 +29,35 @@ MAX_SYMBOLS = 2 * 10**7
 
 
 def automaton_from_model(model: CompiledModel) -> Automaton:
-    """The automaton the model's exact dynamics realize, on the header's names (not the stored target).
-
-    householder/diagonal: read δ off the exact configuration search (compiler/exact/lrnn.py ``explore``); states not
-    reachable from the initial state keep self-loops (they are never observed). nfsm: E's extracted automaton.
-    A model whose dynamics send one state to two different successors on one symbol realizes no automaton.
-    """
-    h = model.header
-    if model.target == "nfsm":
-        from fsa2rnn.realize.extract import extracted_automaton
-
-        return extracted_automaton(model)
-    if model.target == "pdssm":  # the one-hot code points explored exactly
-        from fsa2rnn.compiler.automaton_to_pdssm import realized_automaton
-
-        return realized_automaton(model)
-    from .exact import explore
-
-    res = explore(model)
-    if not res["ok"]:
-        raise ModelFileError(f"the model's exact dynamics are inconsistent: {res['failure']}")
-    n, k = len(h["states"]), len(h["symbols"])
-    table = np.tile(np.arange(n), (k, 1))
-    e = res["edges"]
-    table[e[:, 1], e[:, 0]] = e[:, 2]
-    pairs = e[:, :2]
-    if len(np.unique(pairs, axis=0)) != len(pairs):
-        raise ModelFileError(
-            "the model's dynamics are not those of an automaton: one (state, symbol) has two successors"
-        )
-    return Automaton(
-        table,
-        states=h["states"],
-        symbols=h["symbols"],
-        initial=h["initial"],
-        accepting=h.get("accepting"),
-        name=h.get("name"),
-    )
+    """The automaton the model's exact dynamics realize, on the header's names (not the stored target): its target's
+    ``realized_automaton`` (the registry) — for linear RNNs δ read off the exact configuration search, for NFSMs the
+    extracted tables' automaton, for PD-SSMs the one-hot code points explored exactly. A model whose dynamics send
+    one state to two different successors on one symbol realizes no automaton (ModelFileError)."""
+    target = target_of(model)
+    realized = target.load("realized_automaton")
+    if realized is None:
+        raise ModelFileError(f"target {target.name!r} names no exact reading of the automaton its models realize")
+    return realized(model)
 
 
 def _first_failure(pred: np.ndarray, want: np.ndarray) -> int | None:
     bad = np.argwhere(pred != want)
     return None if len(bad) == 0 else int(bad[:, 1].min()) + 1
+
+
+#: what the base install lacks for the torch modules
+NN_EXTRA = "pip install 'fsa2rnn[nn]'"
+
+
+def optional_torch() -> Any:
+    """torch, or None in the base install (``pip install fsa2rnn`` without the ``nn`` extra)."""
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        return None
+    return torch
 
 
 def verify_model(
@@ -82,11 +72,11 @@ def verify_model(
 ) -> dict[str, Any]:
     """Exact check and float agreement; keys: ok, exact, agreement, first_failing_length, dtype, length, words, ...
 
-    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked)."""
-    import torch
-
-    from fsa2rnn.nn.compiled import load_model, run_options
-
+    ``model`` is a CompiledModel or the torch module ``load_model`` returns (its ``.compiled`` is checked). Without
+    torch (the base install) the agreement runs on the numpy executor (``fsa2rnn.compiler.load_executor``) at
+    float64, and a target check that runs the torch module (the NFSM's margin certificate and extraction) is listed
+    under ``skipped``."""
+    torch = optional_torch()
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled
     if not isinstance(model, CompiledModel):
@@ -109,41 +99,37 @@ def verify_model(
         "construction": model.construction,
         "automaton": "from --spec" if given else "stored in the model file",
     }
-    if model.target in ("householder", "diagonal"):
-        from .exact import exact_check
-
-        ex = exact_check(model, automaton)
-        report["exact"] = {k: v for k, v in ex.items()}
-        exact_ok = bool(ex["ok"])
-    elif model.target == "affine":  # the shift register's window check, in integer arithmetic
-        from fsa2rnn.compiler.definite_to_affine import check_affine
-
-        ex = check_affine(model, automaton)
-        report["exact"] = dict(ex)
-        exact_ok = bool(ex["ok"])
-    elif model.target == "pdssm":  # the one-hot code points' induction step, in integer arithmetic
-        from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
-
-        ex = check_pdssm(model, automaton)
-        report["exact"] = dict(ex)
-        exact_ok = bool(ex["ok"])
+    target = target_of(model)
+    try:
+        check = target.load("check")  # the target's exact check
+    except ModuleNotFoundError as exc:  # the base install: this target's check runs the torch module
+        if torch is not None or exc.name != "torch":
+            raise
+        report["skipped"] = [f"the {target.name} target's check ({target.check_summary}) runs the torch module: "
+                             f"{NN_EXTRA}"]  # fmt: skip
+        exact_ok = True  # nothing exact to check without it; the agreement below decides
     else:
-        from fsa2rnn.realize.certificate import margin_certificate
-        from fsa2rnn.realize.extract import extract_and_compare
-
-        report["certificate"] = margin_certificate(model, dtype, automaton)
-        report["extraction"] = extract_and_compare(model, automaton, dtype=dtype)
-        exact_ok = bool(report["certificate"]["certified"]) and bool(report["extraction"].get("match", False))
-    net = load_model(model).to(getattr(torch, dtype))
+        entries, exact_ok = check(model, automaton, dtype=dtype)
+        report.update(entries)
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, automaton.n_symbols, size=(n_words, length))
     want = automaton.run(ids, start=np.full(n_words, model.initial))
-    kwargs = {**run_options(net, mode), **({"mode": mode} if model.target == "householder" else {})}
-    pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
+    if torch is None:
+        if dtype != "float64" or mode != "fused":
+            raise ModuleNotFoundError(f"--dtype {dtype} --mode {mode} runs the torch modules", name="torch")
+
+        kwargs: dict[str, Any] = {"scan": "numpy executor (fsa2rnn.compiler.load_executor)"}
+        pred = load_executor(model).predict_states(ids)
+    else:
+        from fsa2rnn.nn.compiled import load_model, run_options
+
+        net = load_model(model).to(getattr(torch, dtype))
+        kwargs = run_options(net, mode)
+        pred = net.predict_states(torch.from_numpy(ids), **kwargs).numpy()
     fail = _first_failure(pred, want)
     report.update(
         dtype=dtype,
-        mode=mode if model.target == "householder" else None,
+        mode=kwargs.get("mode"),
         scan=kwargs.get("scan"),
         length=length,
         words=n_words,

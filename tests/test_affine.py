@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from fsa2rnn.compiler.definite_to_affine import check_affine, compile_affine, non_definite_witness
+from fsa2rnn.compiler.targets.affine.definite_to_affine import check_affine, compile_affine, non_definite_witness
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import ConstructionError
 from fsa2rnn.nn import load_model

@@ -1,19 +1,20 @@
 """Every executor of a compiled model gives the automaton's states, and they all reject bad input alike.
 
-Driven by :data:`TARGETS` (one row per compile target) over every small case of tests/cases.py: each target that
-compiles the case (a ConstructionError or LimitExceededError skips it) is run by every executor — numpy
-(fsa2rnn.runtime), torch (fsa2rnn.nn.compiled) under each scan and mode, the exact interpreter
-(fsa2rnn.compiler.exact) and the stepper (fsa2rnn.realize.steppers) — on random words of lengths up to 10³ with
-``lengths``, and each must equal ``Automaton.run`` (−1 past a word's length). The executors that step one symbol at
-a time in Python (the exact interpreter, the stepper, the sequential torch recurrences) read the words' first
-STEPPED symbols, to keep the test fast. Then the same bad ids go to every executor, which must raise the same
-SymbolIdError with the same message. A new target plugs in with one row.
+Driven by the target registry (fsa2rnn.compiler.registry: the built-in targets and every plug-in's, the test
+package's toy target included) over every small case of tests/cases.py: each target that compiles the case (a
+ConstructionError or LimitExceededError skips it) is run by every executor it names — numpy (``numpy_executor``),
+torch (``torch_module``) under each of its ``torch_variants`` (scans, modes, impls), the exact interpreter
+(``exact_interpreter``) and the stepper (``stepper``, in each of the module's ``step_modes``) — on random words of
+lengths up to 10³ with ``lengths``, and each must equal ``Automaton.run`` (−1 past a word's length); symbol names
+give what their ids give. The executors that step one symbol at a time in Python (the exact interpreter, the
+stepper, the sequential torch recurrences) read the words' first STEPPED symbols, to keep the test fast. Then the
+same bad ids go to every executor, which must raise the same SymbolIdError with the same message. A new target
+plugs in by registering: nothing here names one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,39 +22,14 @@ import pytest
 import torch
 from cases import SMALL_CASES, case_automaton
 
-from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
-from fsa2rnn.compiler.exact import exact_executor
+from fsa2rnn.compiler import exact_executor, get_target, load_executor, target_names
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, SymbolIdError, UnknownStateError
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.steppers import stepper_for
-from fsa2rnn.runtime import load_executor
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    compile: Callable[..., Any]
-    #: keyword arguments of the torch module's predict_states, one dict per variant (scans, modes)
-    torch_options: tuple[dict[str, str], ...] = ({},)
-    stepper_modes: tuple[str, ...] = ("fused",)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-_SCANS = ({"scan": "sequential"}, {"scan": "parallel"}, {"scan": "auto"})
-TARGETS = (
-    Target(
-        "householder",
-        compile_householder,
-        tuple({**s, "mode": m} for s in _SCANS for m in ("fused", "factors")),
-        ("fused", "factors"),
-    ),
-    Target("diagonal", compile_diagonal, _SCANS),
-    Target("nfsm", compile_nfsm, ({"impl": "auto"}, {"impl": "naive"}, {"impl": "chunked"})),
-    Target("affine", compile_affine, ({"mode": "window"}, {"mode": "recurrent"})),
-    Target("pdssm", compile_pdssm),
-)
+TARGETS = target_names()
 #: word lengths of the random batch (one word each): one step, a chunk boundary, 10³
 LENGTHS = (1, 65, 1000)
 #: symbols the per-step executors (exact interpreter, stepper) read
@@ -62,33 +38,34 @@ BAD_IDS = ([[0, -1]], "n", [[0.5, 1.0]], [[[0]]], [[0, 1], [2]])
 
 
 @pytest.fixture(
-    scope="module", params=[(c, t) for c in SMALL_CASES for t in TARGETS], ids=lambda p: f"{p[0].name}-{p[1].name}"
+    scope="module", params=[(c, t) for c in SMALL_CASES for t in TARGETS], ids=lambda p: f"{p[0].name}-{p[1]}"
 )
 def compiled(request):
-    case, target = request.param
+    case, name = request.param
+    target = get_target(name)
     a = case_automaton(case)
     if a.initial is None:
         a = a.replace(initial=0)
     try:
-        model = target.compile(a, **target.kwargs)
+        model = target.compile_model(a)
     except (ConstructionError, LimitExceededError) as exc:
-        pytest.skip(f"{target.name} does not compile {case.name}: {exc}")
+        pytest.skip(f"{name} does not compile {case.name}: {exc}")
     return a, target, model
 
 
-def _executors(target: Target, model: Any) -> dict[str, tuple[Callable[..., Any], bool]]:
+def _executors(target: Any, model: Any) -> dict[str, tuple[Callable[..., Any], bool]]:
     """name → (predict_states(ids, lengths) as numpy arrays, whether it steps one symbol at a time in Python)."""
     net = load_model(model)
     out: dict[str, tuple[Callable[..., Any], bool]] = {
         "numpy": (load_executor(model).predict_states, False),
         "exact": (exact_executor(model).predict_states, True),
     }
-    for opts in target.torch_options:
-        out[f"torch{opts}"] = (
+    for opts in target.torch_variants:
+        out[f"torch{dict(opts)}"] = (
             lambda ids, lengths=None, o=opts: np.asarray(net.predict_states(ids, lengths, **o)),
             False,
         )
-    for mode in target.stepper_modes:
+    for mode in net.step_modes or ("fused",):
         out[f"stepper-{mode}"] = (stepper_for(model, "float64", mode).predict_states, True)
     return out
 
@@ -109,6 +86,8 @@ def test_every_executor_gives_the_automatons_states(compiled):
         np.testing.assert_array_equal(got, want[:, :t], err_msg=name)
         assert np.asarray(predict(ids[1, :5])).shape == (5,), name  # one word (T,) → (T,)
         assert np.asarray(predict(np.zeros((0, 4), dtype=np.int64))).shape == (0, 4), name  # an empty batch
+        names = [[a.symbols[x] for x in word] for word in ids[1:, :5].tolist()]  # symbol names, as Automaton.run
+        np.testing.assert_array_equal(np.asarray(predict(names)), want[1:, :5], err_msg=f"{name} (names)")
 
 
 def test_every_executor_rejects_bad_ids_alike(compiled):

@@ -12,7 +12,7 @@ from cases import SMALL_CASES, case_automaton
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsa2rnn.fsa import LimitExceededError, TransitionMonoid, dclasses, green_classes, resolve_spec
+from fsa2rnn.fsa import Automaton, LimitExceededError, TransitionMonoid, dclasses, green_classes, resolve_spec
 from fsa2rnn.fsa.classify import classify, definite_degree, definite_degree_of_generators
 from fsa2rnn.fsa.monoid import full_transformation_generators
 from fsa2rnn.fsa.realizability import realizability
@@ -227,3 +227,42 @@ def test_analyze_t7_takes_the_green_path_with_the_same_keys():
     assert [h["name"] for h in m["subgroups"]] == ["S7", "S6", "S5", "S4", "S3", "C2", "C1"]
     res = CliRunner().invoke(main, ["analyze", "T7", "--max-elements", "800000"])
     assert res.exit_code == 2 and "has 823,543 elements, over the element limit of 800,000" in res.output
+
+
+def _sorted_subgroups(report: dict) -> dict:
+    """The report with its subgroups sorted and without their D-class numbers (the two paths number D-classes in
+    different orders)."""
+    out = {**report, "monoid": dict(report["monoid"])}
+    out["monoid"]["subgroups"] = sorted(
+        tuple(sorted((k, str(v)) for k, v in h.items() if k != "d_class")) for h in report["monoid"]["subgroups"]
+    )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_analyze_on_random_automata_against_libsemigroups_both_paths_and_sympy(seed, monkeypatch):
+    """``fsa.analyze`` (``analyze --json``) on the benchmark's automata, np.random.default_rng(seed).integers(0, n,
+    (k, n)), 5–7 states and 2–3 symbols: its counts and subgroup orders equal libsemigroups' Konieczny; the
+    enumeration and the D-class path (threshold 0) give the same report; and the subgroups named from their
+    element tables are named the same when every group goes through sympy (tables off)."""
+    from fsa2rnn.fsa import analysis, groups
+
+    n, k = 5 + seed % 3, 2 + seed % 2
+    gens = np.random.default_rng(seed).integers(0, n, (k, n))
+    a = Automaton(gens, symbols=[f"x{i}" for i in range(k)])
+    full = analysis.analyze(a, cascade=False)
+    counts, profile = _konieczny_profile(gens)
+    m = full["monoid"]
+    keys = ("size", "idempotents", "d_classes", "r_classes", "l_classes", "h_classes", "regular_d_classes")
+    assert tuple(m[key] for key in keys) == counts
+    assert sorted(h["order"] for h in m["subgroups"]) == sorted(p[3] for p in profile if p[4])
+    monkeypatch.setattr(analysis, "ENUMERATION_THRESHOLD", 0)
+    assert type(analysis.monoid_structure(a)).__name__ == "GreenClasses"
+    assert _sorted_subgroups(analysis.analyze(a, cascade=False)) == _sorted_subgroups(full)
+    monkeypatch.undo()
+    monkeypatch.setattr(groups, "MAX_TABLE_CELLS", 0)
+    groups._summary.cache_clear()
+    try:
+        assert analysis.analyze(a, cascade=False) == full
+    finally:
+        groups._summary.cache_clear()

@@ -126,8 +126,8 @@ def test_runs_record_their_form_and_older_runs_read_as_plain(tmp_path):
 
     from fsa2rnn.nn.model import ModelConfig, SequenceModel
     from fsa2rnn.nn.tasks import get_task
+    from fsa2rnn.nn.train import read_run_record
     from fsa2rnn.nn.train.config import TrainConfig, model_config, run_record
-    from fsa2rnn.nn.train.runfiles import read_run_record
 
     cfg, task = TrainConfig(task="grazzi:parity", d_model=8), get_task("grazzi:parity")
     record = run_record(cfg, model_config(cfg, task), task)

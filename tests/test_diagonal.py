@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from fsa2rnn.compiler import compile_diagonal
+from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.exact import exact_check
 
 
 def _runs(m, a, length=1000):

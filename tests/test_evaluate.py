@@ -1,4 +1,4 @@
-"""nn/evaluate.py: failing_length against a brute-force scan of every length on the very words it drew."""
+"""nn/lmax.py: failing_length against a brute-force scan of every length on the very words it drew."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.nn.evaluate import automaton_words, failing_length, stateless
+from fsa2rnn.nn.lmax import automaton_words, failing_length, stateless
 
 
 def faulty_predictor(automaton: Automaton, wrong_symbol: int, wrong_state: int):

@@ -14,12 +14,11 @@ import pytest
 import sympy
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder
-from fsa2rnn.compiler.exact.lrnn import ExactnessError as _Fail
-from fsa2rnn.compiler.exact.lrnn import _check_integer_norm
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.rounding import cos_sin_pi, inv_sqrt, root_values
+from fsa2rnn.compiler.targets.lrnn.exact import ExactnessError as _Fail
+from fsa2rnn.compiler.targets.lrnn.exact import _check_integer_norm, exact_check
+from fsa2rnn.compiler.targets.lrnn.rounding import cos_sin_pi, inv_sqrt, root_values
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.realize.exact import exact_check
 
 
 def _nearest(x: sympy.Expr) -> float:

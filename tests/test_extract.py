@@ -9,9 +9,9 @@ import torch
 from cases import automaton_named, random_automaton
 
 from fsa2rnn.compiler import compile_nfsm
-from fsa2rnn.compiler.automaton_to_nfsm import nfsm_model
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.nfsm_machine import LayerTables, NFSMMachine
+from fsa2rnn.compiler.targets.nfsm.automaton_to_nfsm import nfsm_model
+from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine
 from fsa2rnn.nn import load_model
 from fsa2rnn.realize.extract import extract_and_compare, extracted_automaton, failing_word
 

@@ -406,7 +406,7 @@ def test_trained_deltanet_is_not_robust_and_fails_under_eta(parity_deltanet, tmp
     perturbed trajectories fail at a finite length; at η = 0 the perturbed predictor is the model itself."""
     import json
 
-    from fsa2rnn.nn.evaluate import failing_length
+    from fsa2rnn.nn.lmax import failing_length
     from fsa2rnn.realize.trained_robust import perturbed_predictor, symbol_matrices, trained_conditions
 
     model, task, _ = parity_deltanet
@@ -442,7 +442,7 @@ def test_trained_nfsm_is_robust_below_its_attractors_radius(parity_nfsm, tmp_pat
     from click.testing import CliRunner
 
     from fsa2rnn.cli.main import main
-    from fsa2rnn.nn.evaluate import failing_length
+    from fsa2rnn.nn.lmax import failing_length
     from fsa2rnn.realize.trained_robust import ETA_STAR_ONE_HOT, perturbed_predictor, trained_conditions
 
     model, task, _ = parity_nfsm

@@ -1,10 +1,10 @@
-"""Brandoit et al.'s L_max protocol (nn/evaluate.py: failing_length_fresh, clip_cap) against known failing lengths."""
+"""Brandoit et al.'s L_max protocol (nn/lmax.py: failing_length_fresh, clip_cap) against known failing lengths."""
 
 import numpy as np
 import pytest
 
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.nn.evaluate import automaton_words, clip_cap, failing_length_fresh
+from fsa2rnn.nn.lmax import automaton_words, clip_cap, failing_length_fresh
 
 
 def _predictor(a, wrong_from: int | None, fraction: float = 1.0):

@@ -13,10 +13,10 @@ import torch
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.nn.evaluate import automaton_words, failing_length
 from fsa2rnn.nn.from_compiled import CE_BOUND
 from fsa2rnn.nn.layers import NFSM as NFSMLayer
 from fsa2rnn.nn.layers import DeltaProduct
+from fsa2rnn.nn.lmax import automaton_words, failing_length
 from fsa2rnn.nn.model import ModelConfig, SequenceModel
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

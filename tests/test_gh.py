@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fsa2rnn.compiler import gh
+from fsa2rnn.compiler.targets.lrnn import gh
 
 
 @st.composite

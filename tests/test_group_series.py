@@ -15,12 +15,12 @@ from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_diagonal
+from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.fsa.group_series import diagonal_widths, group_cascade, series_sizes
 from fsa2rnn.fsa.library.word_problems import word_problem
 from fsa2rnn.fsa.realizability import realizability
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.exact import exact_check
 
 WREATH = [[1, 0, 2, 3], [2, 3, 0, 1]]  # C2 ≀ C2 on 4 points: (0 1) and (0 2)(1 3), order 8
 

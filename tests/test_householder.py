@@ -10,9 +10,9 @@ from helpers import check_gh_weights
 
 from fsa2rnn.compiler import compile_householder
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa import Automaton, ConstructionError, NotAGroupError, UnknownStateError, resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.exact import exact_check
 
 LENGTH = 1000
 

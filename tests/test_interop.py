@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fsa2rnn.fsa import Automaton, SpecError, UnknownStateError, resolve_spec
-from fsa2rnn.fsa.dfa_interop import from_dfa, to_dfa
+from fsa2rnn.fsa.dfa_interop import to_dfa
 
 
 @st.composite
@@ -47,7 +47,7 @@ def test_automaton_to_dfa_and_back_is_identity(n, k, seed, data):
 
 @given(dfas())
 def test_complete_dfa_to_automaton_and_back_is_identity(d):
-    a = from_dfa(d)
+    a = Automaton.from_dfa(d)
     assert a.n_states == len(d.states)  # complete: no sink added
     back = to_dfa(a)
     assert back.states == d.states and back.final_states == d.final_states
@@ -56,7 +56,7 @@ def test_complete_dfa_to_automaton_and_back_is_identity(d):
 
 @given(dfas(partial=True))
 def test_partial_dfa_gains_one_sink_and_keeps_its_language(d):
-    a = from_dfa(d)
+    a = Automaton.from_dfa(d)
     missing = any(len(d.transitions[q]) < len(d.input_symbols) for q in d.states)
     assert a.n_states == len(d.states) + int(missing)
     if missing:
@@ -70,7 +70,7 @@ def test_partial_dfa_gains_one_sink_and_keeps_its_language(d):
 
 @given(dfas(partial=True))
 def test_partial_dfa_round_trip_drops_the_added_sink(d):
-    a = from_dfa(d)
+    a = Automaton.from_dfa(d)
     own_sinks = [
         q
         for q in d.states
@@ -100,7 +100,7 @@ def test_sink_name_avoids_existing_states():
         final_states={"x"},
         allow_partial=True,
     )
-    a = from_dfa(d)
+    a = Automaton.from_dfa(d)
     assert a.states == ("sink", "x", "sink'")
 
 

@@ -1,20 +1,27 @@
 """The dependency direction of docs/architecture.md, checked on the source and shown able to fail.
 
-Packages and what each may import (any import, at module level or inside a function; relative imports resolved):
+The rules are the folders; what each may import (any import, at module level or inside a function; relative imports
+resolved):
 
-    fsa → nothing; compiler → fsa; runtime → fsa, compiler; nn → fsa, compiler, runtime; realize → those and nn,
-    but not the trainer (nn/train); trainer (nn/train) → those and realize; cli → all.
+    fsa → nothing; compiler → fsa; nn → fsa, compiler; realize → those and nn; cli → all.
 
-Also: no import of another package's private ``_name``; torch and triton only in nn (with the trainer), realize and
-cli's torch engine; no import cycle at module level except the named ones in ALLOWED_CYCLES. fsa, compiler and
-runtime run without torch, and so does `fsa2rnn run` at float64 (subprocess checks). Each kind of violation is
-planted in a scratch copy of the package and the checks must report it.
+A package's ``__main__.py`` is a command-line entry point (``python -m fsa2rnn.nn.train`` runs ``fsa2rnn train``):
+it may import cli, and no module imports it. Also: no import of another package's private ``_name``; torch and
+triton only in nn, realize and cli; no import cycle, counting the imports inside functions too; and an import
+inside a function only where it defers a library that is slow to import or optional — torch, triton, matplotlib,
+AALpy, sympy, scipy, directly or through a module of the package that loads one the importing module does not —
+or where :data:`LAZY` names it with its reason. fsa and compiler run without torch, and so does
+`fsa2rnn run` at float64 (subprocess checks). The compile targets name their members of higher layers as
+"module:attr" strings (compiler/registry.py): each must point into the layer its role allows, and no compiler
+module resolves one. Each kind of violation is planted in a scratch copy of the package
+and the checks must report it.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -23,32 +30,42 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("fsa", "compiler", "runtime", "nn", "trainer", "realize", "cli")
+FOLDERS = ("fsa", "compiler", "nn", "realize", "cli")
 ALLOWED: dict[str, set[str]] = {
     "fsa": set(),
     "compiler": {"fsa"},
-    "runtime": {"fsa", "compiler"},
-    "nn": {"fsa", "compiler", "runtime"},
-    "realize": {"fsa", "compiler", "runtime", "nn"},
-    "trainer": {"fsa", "compiler", "runtime", "nn", "realize"},
-    "cli": set(PACKAGES),
+    "nn": {"fsa", "compiler"},
+    "realize": {"fsa", "compiler", "nn"},
+    "cli": set(FOLDERS),
 }
-#: packages that may import torch / triton
-TORCH_PACKAGES = {"nn", "trainer", "realize", "cli"}
-#: package-level edges that break the direction but are still there, each with the change that removes it
-TEMPORARY_EDGES: set[tuple[str, str]] = set()  # edges outside ALLOWED kept for a named, short-lived reason
-#: module-level import cycles that are allowed (none today): frozensets of module names
+#: folders that may import torch / triton
+TORCH_FOLDERS = {"nn", "realize", "cli"}
+#: libraries an import inside a function may defer: slow to import (seconds for torch, a second for scipy and sympy,
+#: matplotlib), or optional extras (triton, AALpy)
+DEFERRED = ("torch", "triton", "matplotlib", "aalpy", "sympy", "scipy")
+#: the other imports inside functions, each with its reason: (file, module imported) → why
+LAZY: dict[tuple[str, str], str] = {
+    ("fsa/progress.py", "tqdm"): "a bar is drawn only on a terminal; every command imports the progress module",
+    ("fsa/relabel.py", "networkx"): "0.3 s at start-up; only the isomorphism test of two automata needs it",
+    ("fsa/relabel.py", "networkx.algorithms.isomorphism"): "as networkx",
+    ("fsa/dfa_interop.py", "automata.fa.dfa"): "0.4 s at start-up (automata-lib imports networkx); only the "
+    "conversion to automata-lib's DFA needs it",
+    ("fsa/library/regex.py", "automata.base.exceptions"): "as automata.fa.dfa: only regex:PATTERN specs need it",
+    ("fsa/library/regex.py", "automata.fa.nfa"): "as automata.fa.dfa: only regex:PATTERN specs need it",
+    ("cli/errors.py", "numpy"): "the error handler of every command; numpy (0.3 s) only to recognise its errors",
+    ("nn/ops/delta_product/__init__.py", "fla.ops.delta_rule"): "optional extra (flash-linear-attention, GPU only)",
+    ("nn/ops/delta_product/__init__.py", "fla.ops.gated_delta_product"): "as fla.ops.delta_rule",
+}
+#: module-level import cycles that are allowed (none): frozensets of module names
 ALLOWED_CYCLES: set[frozenset[str]] = set()
 
 
-def _package(module: str) -> str | None:
-    """The layering package of a module name fsa2rnn.x.y…, or None outside the layered packages."""
+def _folder(module: str) -> str | None:
+    """The folder of a module name fsa2rnn.x.y…, or None outside the layered folders."""
     parts = module.split(".")
     if parts[0] != "fsa2rnn" or len(parts) < 2:
         return None
-    if parts[1] == "nn" and len(parts) > 2 and parts[2] == "train":
-        return "trainer"
-    return parts[1] if parts[1] in PACKAGES else None
+    return parts[1] if parts[1] in FOLDERS else None
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -64,11 +81,16 @@ def _imports(root: Path, path: Path) -> list[tuple[str, list[str], bool, int]]:
     here = _module_name(root, path)
     is_pkg = path.name == "__init__.py"
     top = {id(n) for n in tree.body}
+    typing_only: set[int] = set()
     for n in tree.body:  # imports under a module-level `if`/`try` are module level too
-        if isinstance(n, (ast.If, ast.Try)):
+        if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test):  # never run: not a dependency
+            typing_only |= {id(m) for m in ast.walk(n)}
+        elif isinstance(n, (ast.If, ast.Try)):
             top |= {id(m) for m in ast.walk(n)}
     out = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         level_ok = id(node) in top
         if isinstance(node, ast.Import):
             out += [(alias.name, [], level_ok, node.lineno) for alias in node.names]
@@ -83,8 +105,76 @@ def _imports(root: Path, path: Path) -> list[tuple[str, list[str], bool, int]]:
             base_dir = root / Path(*module.split(".")[1:])
             subs = [n for n in names if (base_dir / n).is_dir() or (base_dir / f"{n}.py").is_file()]
             # `from pkg import submodule` depends on the submodule (the package is being imported already)
-            out.append((module, names, level_ok and len(subs) < len(names), node.lineno))
+            if len(subs) < len(names):
+                out.append((module, [n for n in names if n not in subs], level_ok, node.lineno))
             out += [(f"{module}.{n}", [], level_ok, node.lineno) for n in subs]
+    return out
+
+
+def _lazy_names(path: Path) -> dict[str, str]:
+    """The lazy attributes of a package (``__getattr__ = lazy_getattr(__name__, {name: (module, attr)})``, the one
+    mechanism, fsa/lazy.py): name → module, relative to the package as lazy_getattr reads it."""
+    out: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) == "lazy_getattr"
+            and len(node.value.args) == 2
+        ):
+            table = ast.literal_eval(node.value.args[1])
+            out.update({name: module for name, (module, _) in table.items()})
+    return out
+
+
+def _tree(root: Path) -> dict[str, tuple[Path, list[tuple[str, list[str], bool, int, list[str]]]]]:
+    """module name → (its file relative to root, its imports) for every module of the layered folders; each import
+    as in :func:`_imports` and the modules it loads: the one named, and for a name of a package's lazy table the
+    module that holds it."""
+    out, lazy = {}, {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in FOLDERS:
+            here = _module_name(root, path)
+            out[here] = (rel, _imports(root, path))
+            if path.name == "__init__.py":
+                lazy[here] = {n: f"{here}.{m}" if not m.startswith(".") else f"{here.rsplit('.', 1)[0]}{m}"
+                              for n, m in _lazy_names(path).items()}  # fmt: skip
+    return {
+        here: (rel, [(m, names, level, line, [m] + [lazy[m][n] for n in names if n in lazy.get(m, {})])
+                     for m, names, level, line in imports])  # fmt: skip
+        for here, (rel, imports) in out.items()
+    }
+
+
+def _resolve(module: str, modules: dict) -> str:
+    """The module of the package that ``module`` names (``pkg.mod.attr`` → ``pkg.mod``)."""
+    while module not in modules and "." in module and module.startswith("fsa2rnn."):
+        module = module.rsplit(".", 1)[0]
+    return module
+
+
+def _loads(modules: dict) -> dict[str, set[str]]:
+    """module → the deferred libraries (:data:`DEFERRED`) that importing it loads, through its module-level imports
+    and those of the packages above it."""
+    direct: dict[str, set[str]] = {}
+    for here, (_, imports) in modules.items():
+        parts = here.split(".")
+        deps = {".".join(parts[:i]) for i in range(2, len(parts))}
+        deps |= {_resolve(t, modules) for _, _, level, _, targets in imports if level for t in targets}
+        direct[here] = deps
+    out: dict[str, set[str]] = {}
+    for start in modules:
+        seen, stack, libs = set(), [start], set()
+        while stack:
+            m = stack.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if m.split(".")[0] in DEFERRED:
+                libs.add(m.split(".")[0])
+            stack += direct.get(m, ())
+        out[start] = libs
     return out
 
 
@@ -92,31 +182,38 @@ def layering_violations(root: Path) -> list[str]:
     """Every breach of the rules in the module docstring, as 'file:line: what'."""
     bad: list[str] = []
     graph: dict[str, set[str]] = {}
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if rel.parts[0] not in {"fsa", "compiler", "runtime", "nn", "realize", "cli"}:
-            continue
-        here = _module_name(root, path)
-        pkg = _package(here)
-        for module, names, module_level, line in _imports(root, path):
+    modules = _tree(root)
+    loads = _loads(modules)
+    for here, (rel, imports) in modules.items():
+        folder = _folder(here)
+        entry_point = here.endswith(".__main__")
+        for module, names, module_level, line, targets in imports:
             where = f"{rel}:{line}"
-            if module.split(".")[0] in ("torch", "triton") and pkg not in TORCH_PACKAGES:
-                bad.append(f"{where}: {pkg} imports {module}")
-            target = _package(module)
+            lib = module.split(".")[0]
+            if lib in ("torch", "triton") and folder not in TORCH_FOLDERS:
+                bad.append(f"{where}: {folder} imports {module}")
+            target = _folder(module)
+            if not module_level:
+                loaded = set().union(*(loads.get(_resolve(t, modules), set()) for t in targets))
+                defers = lib in DEFERRED or (target is not None and loaded - loads[here])
+                if not defers and (str(rel), module) not in LAZY:
+                    bad.append(f"{where}: {module} imported inside a function (it defers no slow or optional "
+                               "library; import it at the top, or name it in LAZY with the reason)")  # fmt: skip
             if target is None:
                 continue
-            if target != pkg and target not in ALLOWED[pkg] and (pkg, target) not in TEMPORARY_EDGES:
-                bad.append(f"{where}: {pkg} imports {module} ({target})")
-            if target != pkg:
+            if module.endswith(".__main__"):
+                bad.append(f"{where}: {folder} imports the entry point {module}")
+            if target != folder and target not in ALLOWED[folder] and not (entry_point and target == "cli"):
+                bad.append(f"{where}: {folder} imports {module} ({target})")
+            if target != folder:
                 private = [n for n in names if n.startswith("_") and not n.startswith("__")]
                 private += [p for p in module.split(".") if p.startswith("_") and not p.startswith("__")]
                 if private:
-                    bad.append(f"{where}: {pkg} imports private {', '.join(private)} of {module}")
-            if module_level:
-                graph.setdefault(here, set()).add(module)
+                    bad.append(f"{where}: {folder} imports private {', '.join(private)} of {module}")
+            graph.setdefault(here, set()).update(_resolve(t, modules) for t in targets)
     for cycle in _cycles(graph):
         if frozenset(cycle) not in ALLOWED_CYCLES:
-            bad.append(f"import cycle at module level: {' → '.join(sorted(cycle))}")
+            bad.append(f"import cycle: {' → '.join(sorted(cycle))}")
     return bad
 
 
@@ -162,20 +259,28 @@ def test_the_package_follows_the_dependency_direction():
 
 def _scratch(tmp_path: Path) -> Path:
     dst = tmp_path / "fsa2rnn"
-    for d in ("fsa", "compiler", "runtime", "nn", "realize", "cli"):
+    for d in ("fsa", "compiler", "nn", "realize", "cli"):
         shutil.copytree(ROOT / d, dst / d, ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.png"))
     return dst
 
 
 PLANTED = [
     ("fsa/dot.py", "from fsa2rnn.nn import load_model", "fsa imports fsa2rnn.nn"),
-    ("compiler/gh.py", "from fsa2rnn.runtime.lookup import KeyLookup", "compiler imports fsa2rnn.runtime.lookup"),
-    ("nn/readout.py", "from fsa2rnn.realize.verify import verify_model", "nn imports fsa2rnn.realize.verify"),
-    ("compiler/gh.py", "from ..runtime import lookup", "compiler imports fsa2rnn.runtime"),  # relative
+    ("compiler/targets/lrnn/gh.py", "from fsa2rnn.nn.compiled.keys import KeyTable", "compiler imports fsa2rnn.nn"),
+    ("nn/limits.py", "from fsa2rnn.realize.verify import verify_model", "nn imports fsa2rnn.realize.verify"),
+    ("compiler/targets/lrnn/gh.py", "from ....nn import compiled", "compiler imports fsa2rnn.nn"),  # relative
     ("realize/verify.py", "from fsa2rnn.compiler.keys import _secret", "private _secret"),
-    ("compiler/gh.py", "import torch", "compiler imports torch"),
-    ("runtime/lrnn.py", "from fsa2rnn.nn.train import trainer", "runtime imports fsa2rnn.nn.train"),
-    ("compiler/keys.py", "from fsa2rnn.compiler import program", "import cycle"),  # program imports keys
+    ("compiler/targets/lrnn/gh.py", "import torch", "compiler imports torch"),
+    ("compiler/executor.py", "from fsa2rnn.nn.train import trainer", "compiler imports fsa2rnn.nn.train"),
+    ("compiler/xp.py", "from fsa2rnn.compiler import keys", "import cycle"),  # keys imports xp
+    ("nn/train/trainer.py", "from fsa2rnn.realize.extract import extract", "nn imports fsa2rnn.realize.extract"),
+    ("nn/train/run_eval.py", "from ...realize import verify", "nn imports fsa2rnn.realize.verify"),  # relative
+    # a cycle closed by an import inside a function (io is imported by automaton)
+    ("fsa/io.py", "def _planted():\n    from .automaton import Automaton", "import cycle"),
+    ("fsa/dot.py", "def _planted():\n    import json", "json imported inside a function"),
+    ("nn/lmax.py", "def _planted():\n    from .limits import MAX_LENGTH", "nn.limits imported inside a function"),
+    ("cli/show.py", "from fsa2rnn.nn.train import __main__", "imports the entry point fsa2rnn.nn.train.__main__"),
+    ("fsa/dot.py", "from fsa2rnn.compiler import compile_nfsm", "fsa imports fsa2rnn.compiler"),
 ]
 
 
@@ -190,6 +295,86 @@ def test_a_planted_violation_is_reported(tmp_path, path, line, message):
     assert any(message in v for v in found), found
 
 
+#: the layers each member of a compile target may point into (compiler/registry.py): compiler/ holds what runs
+#: without torch; the torch module is nn's, the stepper and the checks realize's (or compiler's, numpy-only)
+MEMBER_LAYERS: dict[str, set[str]] = {
+    "compile": {"compiler"},
+    "program": {"compiler"},
+    "numpy_executor": {"compiler"},
+    "exact_interpreter": {"compiler"},
+    "torch_module": {"nn"},
+    "stepper": {"realize"},
+    "check": {"compiler", "realize"},
+    "robustness": {"realize"},
+    "realized_automaton": {"compiler", "realize"},
+    "extraction": {"realize"},
+    "compile_report": {"compiler", "realize"},
+    "sequence_model": {"nn"},
+}
+
+
+def member_violations(targets: dict[str, object]) -> list[str]:
+    """Every member string of the given targets that points outside the layer its role allows, or at nothing."""
+    from fsa2rnn.fsa.errors import PluginError
+    from fsa2rnn.fsa.registry import resolve_ref
+
+    bad = []
+    for name, target in targets.items():
+        for member, layers in MEMBER_LAYERS.items():
+            ref = getattr(target, member)
+            if ref is None:
+                continue
+            if not isinstance(ref, str):
+                bad.append(f"target {name!r} {member}: an object, not a 'module:attr' string")
+                continue
+            layer = _folder(ref.split(":")[0])
+            if layer not in layers:
+                bad.append(f"target {name!r} {member} {ref!r} points into {layer}, not {' or '.join(sorted(layers))}")
+            try:
+                resolve_ref(ref)
+            except PluginError as exc:
+                bad.append(f"target {name!r} {member}: {exc}")
+    return bad
+
+
+def compiler_resolutions(root: Path) -> list[str]:
+    """Every compiler module that loads a target member of a higher layer (only nn/, realize/ and cli/ may)."""
+    from fsa2rnn.compiler.registry import HIGHER_MEMBERS
+
+    rx = re.compile(r"\.load\(\s*[\"'](" + "|".join(HIGHER_MEMBERS) + r")[\"']")
+    out = []
+    for path in sorted((root / "compiler").rglob("*.py")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if rx.search(line):
+                out.append(f"{path.relative_to(root)}:{i}: compiler loads a higher layer's target member")
+    return out
+
+
+def test_every_target_member_points_into_its_layer():
+    from fsa2rnn.compiler.registry import TARGETS
+
+    builtins = {name: TARGETS.get(name) for name in TARGETS.names() if TARGETS.is_builtin(name)}
+    assert set(builtins) >= {"householder", "diagonal", "nfsm", "affine", "pdssm"}
+    assert member_violations(builtins) == []
+    assert compiler_resolutions(ROOT) == []
+
+
+def test_a_member_in_the_wrong_layer_is_reported(tmp_path):
+    from dataclasses import replace
+
+    from fsa2rnn.compiler.registry import get_target
+
+    wrong = replace(get_target("pdssm"), torch_module="fsa2rnn.compiler.targets.pdssm.executor:PDSSMExecutor")
+    found = member_violations({"pdssm": wrong, "gone": replace(wrong, check="fsa2rnn.realize.nowhere:check")})
+    assert any("'pdssm' torch_module" in v and "points into compiler, not nn" in v for v in found), found
+    assert any("'gone' check" in v and "does not import" in v for v in found), found
+    root = _scratch(tmp_path)
+    (root / "compiler/executor.py").write_text(
+        (root / "compiler/executor.py").read_text() + "\nMODULE = lambda t: t.load('torch_module')\n"
+    )
+    assert any("compiler/executor.py" in v for v in compiler_resolutions(root))
+
+
 _WITHOUT_TORCH = """
 import json, sys
 sys.modules["torch"] = None  # any import of torch now raises ImportError
@@ -197,7 +382,7 @@ sys.modules["triton"] = None
 from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.exact import exact_executor
+from fsa2rnn.compiler import exact_executor
 from fsa2rnn.fsa import resolve_spec
 
 specs = {compile_householder: "S4", compile_diagonal: "Z6", compile_nfsm: "T3", compile_affine: "regex:(a|b)*ab"}

@@ -9,7 +9,7 @@ import torch
 from fsa2rnn.compiler import compile_diagonal, compile_householder
 from fsa2rnn.fsa import ModelFileError, resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.nn.lrnn import DiagonalLinearRNN, GHLinearRNN
+from fsa2rnn.nn.compiled.lrnn_layers import DiagonalLinearRNN, GHLinearRNN
 
 
 @pytest.fixture(scope="module")

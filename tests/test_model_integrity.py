@@ -246,7 +246,7 @@ def test_run_refuses_a_state_outside_the_readout(runner, tmp_path, target, engin
 
 
 def test_state_names_helper():
-    from fsa2rnn.nn.readout import state_names
+    from fsa2rnn.cli.readout import state_names
 
     names = ["p", "q"]
     assert state_names(np.array([[0, 1, -1]]), names, lengths=[2]) == [["p", "q"]]

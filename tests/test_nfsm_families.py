@@ -4,7 +4,7 @@ the automaton and against the subgroup counts of the groups (block systems of th
 import numpy as np
 import pytest
 
-from fsa2rnn.compiler.nfsm_families import block_systems, head_family
+from fsa2rnn.compiler.targets.nfsm.families import block_systems, head_family
 from fsa2rnn.fsa.errors import ConstructionError, SpecError
 from fsa2rnn.nn.tasks import get_task
 

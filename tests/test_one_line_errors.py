@@ -33,8 +33,10 @@ def parity_model(tmp_path_factory):
 
 def test_deeply_nested_json_spec(tmp_path):
     spec = tmp_path / "deep.json"
-    spec.write_text(DEEP)
+    spec.write_text('{"states": ' + DEEP + "}")
     _error_line(CliRunner().invoke(main, ["show", str(spec)]), "nested too deeply")
+    spec.write_text(DEEP)  # not even an object: refused at its first byte
+    _error_line(CliRunner().invoke(main, ["show", str(spec)]), "is not a JSON object: it starts with the byte b'['")
     with pytest.raises(SpecError, match="nested too deeply"):
         Automaton.from_json('{"states": ' + DEEP + "}")
 
@@ -57,7 +59,7 @@ def test_run_gives_one_output_line_per_input_line(parity_model):
         (["verify", "{model}", "--length", "0"], "0 is outside its limit [1, 2^20]"),
         (["verify", "{model}", "--seed", "-1"], "--seed"),
         (["compile", "parity", "--target", "nfsm", "-o", "{dir}"], "is not a regular file (a directory)"),
-        (["compile", "parity", "--target", "bogus", "-o", "{dir}/x"], "'bogus' is not one of"),
+        (["compile", "parity", "--target", "bogus", "-o", "{dir}/x"], "unknown target 'bogus'"),
         (["compile", "parity"], "Missing option"),
         (["show"], "Missing argument 'SPEC'"),
         (["no-such-command"], "No such command"),

@@ -13,16 +13,17 @@ from cases import CASES, case_automaton
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.compiler import compile_pdssm
-from fsa2rnn.compiler.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler import compile_pdssm, load_executor
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler.targets.pdssm.executor import pd_step
+from fsa2rnn.compiler.targets.pdssm.program import pd_spectrum
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.nn import load_model
 from fsa2rnn.nn.layers import PDSSM
 from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.realize.compare import pd_spectrum, spectrum_distance
-from fsa2rnn.runtime import load_executor
+from fsa2rnn.realize.compare import spectrum_distance
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -73,8 +74,6 @@ def test_executors_run_the_weights_as_the_step_by_step_recurrence(seed, h0):
     """The fast paths (one nonzero coordinate: a table scan and a running product) equal h_t = P(x_t) D(x_t) h_{t−1}
     run one step at a time on random P, D and h0 at float64, read by argmax — not the automaton's states. (A dense
     h0 runs the recurrence itself in numpy, and the chunked PD scan in torch, which may round differently.)"""
-    from fsa2rnn.runtime.pdssm import pd_step
-
     m = _random_weights(compile_pdssm(resolve_spec("S4")), seed, h0)
     P, D, h = m.tensors["pd.P"], m.tensors["pd.D"], np.tile(m.tensors["pd.h0"], (5, 1))
     ids = np.random.default_rng(seed).integers(0, P.shape[0], size=(5, 400))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import ortho_group
 
-from fsa2rnn.compiler import gh
+from fsa2rnn.compiler.targets.lrnn import gh
 
 
 def _check_factors(factors, n, beta_max):

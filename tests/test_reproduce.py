@@ -6,12 +6,12 @@ import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.nn.train.reproduce import REGISTRY, get_reproduction
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
 from fsa2rnn.nn.train.reproduce.brandoit_table1 import PAPER, TASKS
 
 
 def test_registry_and_the_papers_values():
-    assert "brandoit-table1" in REGISTRY
+    assert "brandoit-table1" in REPRODUCTIONS
     rep = get_reproduction("brandoit-table1")
     assert rep.tasks == TASKS and {m for _, m in PAPER} | {"nfsm-regular"} == set(rep.models)
     assert PAPER[("Z2", "mamba")]["value"] == 4352 and PAPER[("M11", "nfsm")]["value"] == 2**15
@@ -78,7 +78,7 @@ def test_a_run_this_build_cannot_do_is_not_run(tmp_path, monkeypatch):
     [
         (["nope"], "unknown reproduction 'nope'"),
         (["brandoit-table1", "--scale", "huge"], "--scale must be one of"),
-        (["brandoit-table1", "--tasks", "Z3"], "--tasks: Z3 not in brandoit-table1"),
+        (["brandoit-table1", "--tasks", "Z3"], "--tasks: unknown task of brandoit-table1 'Z3' (choose from Z2,"),
         (["brandoit-table1", "--models", "mamba", "--arm", "anchored"], "the selection has no runs"),
         (["brandoit-table1", "--seeds", "4x"], "--seeds must be distinct integers"),
     ],

@@ -9,14 +9,14 @@ from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.nn.tasks.dlr import DLR_TASKS
 from fsa2rnn.nn.train.presets import get_preset
-from fsa2rnn.nn.train.reproduce import REGISTRY, get_reproduction
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
 from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG, LONG_SHIFT
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_jobs_follow_the_dlr_preset():
-    assert "dlr-atomic" in REGISTRY
+    assert "dlr-atomic" in REPRODUCTIONS
     rep = get_reproduction("dlr-atomic")
     assert rep.tasks == (*DLR_TASKS, LONG_SHIFT) and set(FINDINGS) == set(rep.tasks)
     jobs = rep.jobs("small", list(rep.tasks), list(rep.models), ["free"], [42, 43])
@@ -69,7 +69,7 @@ def test_tiny_table_end_to_end(tmp_path):
 
 def test_bad_selection_is_one_line_exit_2(tmp_path):
     res = CliRunner().invoke(main, ["reproduce", "dlr-atomic", "--tasks", "parity", "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2 and "--tasks: parity not in dlr-atomic" in res.output
+    assert res.exit_code == 2 and "--tasks: unknown task of dlr-atomic 'parity' (choose from shift" in res.output
     res = CliRunner().invoke(main, ["reproduce", "dlr-atomic", "--scale", "medium", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--scale must be one of tiny, small, paper" in res.output
     assert not (tmp_path / "o").exists()

@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.nn.train.presets import Preset, get_preset
-from fsa2rnn.nn.train.reproduce import REGISTRY, get_reproduction
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
 from fsa2rnn.nn.train.reproduce.grazzi_table3 import GRIDS, PAPER
 
 
 def test_table3_jobs_come_from_the_presets_with_the_papers_values_beside():
-    assert "grazzi-table3" in REGISTRY
+    assert "grazzi-table3" in REPRODUCTIONS
     rep = get_reproduction("grazzi-table3")
     assert rep.arms == ("0..1", "-1..1") and rep.models == ("deltanet", "mamba") and rep.seeds == (42, 43, 44)
     assert len(PAPER) == 12 and PAPER[("modarith", "deltanet", "-1..1")]["value"] == 0.971

@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.definite_to_affine import compile_affine, robust_radius
+from fsa2rnn.compiler.targets.affine.definite_to_affine import compile_affine, robust_radius
 from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.conditions import check_conditions, failing_word
+from fsa2rnn.realize.conditions import check_conditions, trajectory_failing_word
 from fsa2rnn.realize.robust import drift, l_max, perturbation, plot_drift, run
 from fsa2rnn.realize.spectral import theorem41_branch
 from fsa2rnn.realize.steppers import stepper_for
@@ -272,9 +272,9 @@ def test_cascade_of_a_definite_automaton_is_on_branch_ii():
     assert res["verdict"] == "robust" and res["simulation"]["l_max"] is None
 
 
-def test_failing_word_is_none_when_robust(nfsm):
+def test_trajectory_failing_word_is_none_when_robust(nfsm):
     st = stepper_for(nfsm["flipflop"])
-    assert failing_word(st, resolve_spec("flipflop"), eta=0.5, length=32, n_words=8) is None
+    assert trajectory_failing_word(st, resolve_spec("flipflop"), eta=0.5, length=32, n_words=8) is None
 
 
 def test_bad_eta_and_cap_are_bad_input(householder):

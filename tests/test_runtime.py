@@ -1,4 +1,4 @@
-"""The torch-free executors (fsa2rnn.runtime) against two independent references: the automaton itself
+"""The torch-free executors (fsa2rnn.compiler.load_executor) against two independent references: the automaton itself
 (``Automaton.run``) and the torch modules of fsa2rnn.nn on the same model; their chunked affine scan against the
 sequential float64 recurrence on random, non-exact maps; `fsa2rnn run` on either engine."""
 
@@ -15,14 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsa2rnn.cli.main import main
-from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.automaton_to_pdssm import compile_pdssm
-from fsa2rnn.compiler.definite_to_affine import compile_affine
+from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, load_executor
+from fsa2rnn.compiler.scans.affine_scan import affine_scan
+from fsa2rnn.compiler.targets.affine.definite_to_affine import compile_affine
+from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import compile_pdssm
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.nn import load_model
-from fsa2rnn.runtime import load_executor
-from fsa2rnn.runtime.affine_scan import affine_scan
 
 #: cases of tests/cases.py, one per kind of layer, run on long words (every case and executor: test_conformance.py)
 MODELS = [

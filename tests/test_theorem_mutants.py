@@ -78,7 +78,7 @@ def _isomorphism_sizes_only(orig):
 
 
 def _two_cancelling_swaps(orig):
-    from fsa2rnn.compiler import gh
+    from fsa2rnn.compiler.targets.lrnn import gh
 
     def refl(perm):
         out = list(orig(perm))
@@ -109,7 +109,7 @@ def _fft_size_l(orig):
 
 
 def _exact_check_without_delta(orig):
-    from fsa2rnn.compiler import exact_check as ec
+    from fsa2rnn.compiler.targets.lrnn import exact as ec
 
     def exact_check(model, automaton):
         res = ec.explore(model)
@@ -156,7 +156,7 @@ def _branch_ii(orig):
 
 
 def _extra_reflections(orig):
-    from fsa2rnn.compiler import gh
+    from fsa2rnn.compiler.targets.lrnn import gh
 
     def refl(q, **kw):
         n = q.shape[0]
@@ -233,13 +233,13 @@ MUTANTS = [
     ),
     Mutant(
         "two cancelling redundant swaps per cycle",
-        "fsa2rnn.compiler.gh:reflections_of_permutation",
+        "fsa2rnn.compiler.targets.lrnn.gh:reflections_of_permutation",
         _two_cancelling_swaps,
         ("grazzi.thm3", "grazzi.prop1.permutation"),
     ),
     Mutant(
         "integer GH product transposed",
-        "fsa2rnn.compiler.gh:integer_product",
+        "fsa2rnn.compiler.targets.lrnn.gh:integer_product",
         _integer_product_transposed,
         ("grazzi.prop1.permutation",),
     ),
@@ -247,25 +247,25 @@ MUTANTS = [
     Mutant("DLR-prod kernel Re·Re", "fsa2rnn.nn.ops.dlr.fft:cast_kernel", _prod_kernel_re_re, ("dlr.prod",)),
     Mutant(
         "exact check never compares the reached state with δ",
-        "fsa2rnn.compiler.exact_check:exact_check",
+        "fsa2rnn.compiler.targets.lrnn.exact:exact_check",
         _exact_check_without_delta,
         ("grazzi.thm3", "grazzi.thm4", "grazzi.thm6"),
     ),
     Mutant(
         "float GH product I + βvvᵀ",
-        "fsa2rnn.compiler.gh:float_product",
+        "fsa2rnn.compiler.targets.lrnn.gh:float_product",
         _gh_plus,
         ("grazzi.prop1.positive", "grazzi.prop1.norm"),
     ),
     Mutant(
         "orthogonal matrix with two extra cancelling reflections",
-        "fsa2rnn.compiler.gh:orthogonal_as_reflections",
+        "fsa2rnn.compiler.targets.lrnn.gh:orthogonal_as_reflections",
         _extra_reflections,
         ("grazzi.prop1.orthogonal",),
     ),
     Mutant(
         "contraction missing its last GH factor",
-        "fsa2rnn.compiler.gh:contraction_as_gh",
+        "fsa2rnn.compiler.targets.lrnn.gh:contraction_as_gh",
         _drop_last_factor,
         ("grazzi.prop1.contraction",),
     ),
@@ -274,7 +274,7 @@ MUTANTS = [
     ),
     Mutant(
         "no non-definiteness witness found",
-        "fsa2rnn.compiler.definite_to_affine:non_definite_witness",
+        "fsa2rnn.compiler.targets.affine.definite_to_affine:non_definite_witness",
         _no_witness,
         ("brandoit.lemF.11",),
     ),

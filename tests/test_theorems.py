@@ -191,7 +191,7 @@ def test_compile_affine_refuses_non_definite_automata_with_theorem_4_1(runner, t
 
 
 def test_check_conditions_flags_a_robust_verdict_its_own_simulation_contradicts(monkeypatch):
-    from fsa2rnn.compiler.definite_to_affine import compile_affine
+    from fsa2rnn.compiler.targets.affine.definite_to_affine import compile_affine
     from fsa2rnn.fsa.library import resolve_spec
     from fsa2rnn.realize import conditions
 

@@ -1,4 +1,4 @@
-"""Evaluation of trained models (nn/metrics.py, nn/train/evaluation.py) and `fsa2rnn eval`, against independent
+"""Evaluation of trained models (nn/metrics.py, nn/train/run_eval.py) and `fsa2rnn eval`, against independent
 references: compiled NFSMs (exact by construction) and one with a broken table entry, chunked streaming against
 whole-word prediction, the R² formula, the Transformer's memory limit; and ModelConfig's ``input_dim`` (real-valued
 inputs)."""
@@ -18,8 +18,7 @@ from fsa2rnn.nn import metrics as E
 from fsa2rnn.nn.layers import ConfigError
 from fsa2rnn.nn.model import ModelConfig, SequenceModel
 from fsa2rnn.nn.tasks import get_task
-from fsa2rnn.nn.train import load_run
-from fsa2rnn.realize.trained_exact import nfsm_tables_exact
+from fsa2rnn.nn.train import load_run, nfsm_tables_exact
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.definite_to_affine import compile_affine
+from fsa2rnn.compiler.targets.affine.definite_to_affine import compile_affine
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.realize.robust import l_max, run

@@ -109,8 +109,8 @@ def test_registers_are_the_parse_head_and_one_head_per_item():
 
 def test_anchored_arm_pins_the_top_layer_of_two(tmp_path):
     from fsa2rnn.nn.layers.nfsm import NFSM
+    from fsa2rnn.nn.train import load_run
     from fsa2rnn.nn.train.objectives import ANCHOR_SCALE
-    from fsa2rnn.nn.train.runfiles import load_run
     from fsa2rnn.nn.train.trainer import train
 
     cfg = TrainConfig(
@@ -134,7 +134,7 @@ def test_anchored_arm_pins_the_top_layer_of_two(tmp_path):
 def test_faillen_on_whole_words_bisects_to_the_first_failing_length():
     """A predictor right before position 100 only, on words whose last position alone is judged: every length
     ≤ 100 passes, 101 fails; the words are drawn whole in groups and read in chunks with the state carried."""
-    from fsa2rnn.nn.evaluate import failing_length_fresh
+    from fsa2rnn.nn.lmax import failing_length_fresh
 
     calls = []
 

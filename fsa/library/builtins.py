@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..automaton import Automaton
 from ..errors import UnknownBuiltinError
+from ..registry import did_you_mean
 from . import tasks, word_problems
 
 
@@ -132,5 +133,24 @@ def builtin(spec: str) -> Automaton:
         if m:
             return entry.build(*m.groups())
     raise UnknownBuiltinError(
-        f"unknown builtin or missing file {spec!r} (run `fsa2rnn list` for the builtin catalogue)"
+        f"unknown builtin or missing file {spec!r} (run `fsa2rnn list` for the builtin catalogue"
+        f"{did_you_mean(spec, builtin_names(spec))})"
     )
+
+
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is the form of a builtin (its parameters are checked when it is built)."""
+    return any(re.fullmatch(entry.pattern, name) for entry in CATALOGUE)
+
+
+def builtin_names(like: str = "") -> list[str]:
+    """Concrete builtin names to suggest for ``like``: each entry's example and its variants (``S5:gens``,
+    ``S5:swaps``, …), with the number of ``like`` (``S7:swap`` → ``S7:swaps``) where it has one."""
+    number = re.search(r"\d+", like)
+    names = []
+    for b in CATALOGUE:
+        base = b.example.split(":")[0]
+        options = re.search(r"\[((?::[a-z0-9]+\|?)+)\]", b.form)
+        variants = [b.example] + ([base + o for o in options.group(1).split("|")] if options else [])
+        names += [re.sub(r"\d+", number.group(), v, count=1) if number and "<" in b.form else v for v in variants]
+    return list(dict.fromkeys(names))

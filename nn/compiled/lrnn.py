@@ -1,263 +1,220 @@
-"""Linear RNN layers H_t = A(r_t) H_{t−1} + B(r_t) of compiled models (negative-eigenvalues §3.1): GH products
-and diagonal, built from a :class:`~fsa2rnn.compiler.program.LinearLayer`.
+"""The stacked linear-RNN model of compiled "householder" and "diagonal" targets (compiler/targets/lrnn/README.md).
 
-Each layer looks its transition up by a row index r_t (computed by the model from the symbol and the upper layers'
-decoded states) and decodes its hidden vectors to layer-state indices. Weights are frozen ``nn.Parameter``s (so
-``.to(dtype)`` converts them); lookup tables are buffers. The trainable layers are in nn/layers
-(``SequenceModel.from_compiled`` converts a compiled model into them).
+Layer i reads row r_t = row of (x_t, s_0(t−1), …, s_{i−1}(t−1)): the symbol and the upper layers' decoded states
+from the previous step (the cascade wiring, compiler/wiring.py: the one-step causal shift of docs/theory.md, as the
+short causal convolutions of Mamba/DeltaNet provide; s_j(0) is layer j's initial state). The final readout maps
+(s_0(t), …, s_{L−1}(t)) to an automaton state.
 
-- :class:`GHLinearRNN`: A(r) = (I − β_k v_k v_kᵀ) ⋯ (I − β_1 v_1 v_1ᵀ). ``mode="fused"`` uses the stored exact
-  product (0/±1 entries stay exact in every dtype); ``mode="factors"`` applies the factors one by one at the working
-  dtype (v has entries ±1/√2, so rounding enters). ``scan="sequential"`` (the reference), ``"parallel"`` (chunked
-  scans: monomial form for permutation/reset layers, else the affine chunked scan, which rounds differently) or
-  ``"auto"`` (the monomial chunked scan where it applies — bit-identical to the sequential recurrence — else the
-  sequential recurrence).
-- :class:`DiagonalLinearRNN`: A(r) = diag(λ_r), λ complex of modulus 1 (or 0 on reset rows), kept as (re, im).
-
-Both have ``step(h, rows)``: one step of the recurrence on a batch of hidden states (the recurrent form the
-steppers of fsa2rnn.realize perturb), the same arithmetic as the sequential scan.
+The recurrent form (nn/compiled/base.py) on flat hidden vectors — the layers' vectors side by side, a diagonal
+layer's complex coordinates as (re, im) pairs —: ``initial(n)``, ``decode(h)`` (every layer's state),
+``step(h, x, decoded, mode=…)`` (A(r) h + B(r), fused or factor by factor), ``read(h, decoded)``, ``layer_rows(i, x,
+upper)``, and ``numpy_step`` (compiler/targets/lrnn/step.py, the same arithmetic in numpy).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.keys import dense_keys
+from fsa2rnn.compiler.keys import LOW_FIRST, KeyLookup, encode, key_space
 from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import HashReadout, LinearLayer, program_of
+from fsa2rnn.compiler.targets.lrnn.program import HashReadout, LinearRNNProgram
+from fsa2rnn.compiler.targets.lrnn.step import LinearRNNStep, StepLayer
+from fsa2rnn.compiler.wiring import causal_shift, layer_keys
+from fsa2rnn.fsa.errors import LimitExceededError
 
-from ..ops.lrnn_scan import (
-    cmul,
-    monomial_form,
-    monomial_scan,
-    naive_recurrent_diagonal,
-    naive_recurrent_gh,
-    naive_recurrent_lrnn,
-    parallel_scan_diagonal,
-    parallel_scan_lrnn,
-)
+from .base import NUMPY_DTYPES, RUN_SCAN, CodeBlock, CompiledModule, finish
+from .keys import KeyTable
+from .lrnn_layers import DiagonalLinearRNN, GHLinearRNN
 
 
-def _frozen(x: torch.Tensor) -> nn.Parameter:
-    return nn.Parameter(x, requires_grad=False)
+def _and(mask: torch.Tensor | None, *more: torch.Tensor) -> torch.Tensor:
+    for m in more:
+        mask = m if mask is None else mask & m
+    return mask
 
 
-def _tensor(a) -> torch.Tensor:
-    return torch.from_numpy(a.copy())
+def _np(t: torch.Tensor, dtype: Any = None) -> np.ndarray:
+    a = t.detach().cpu().numpy()
+    return np.ascontiguousarray(a if dtype is None else a.astype(dtype))
 
 
-def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """Index of each key in a sorted 1-D tensor, −1 where absent."""
-    if sorted_keys.numel() == 0:
-        return torch.full_like(keys, -1)
-    pos = torch.searchsorted(sorted_keys, keys).clamp(max=sorted_keys.numel() - 1)
-    return torch.where(sorted_keys[pos] == keys, pos, torch.full_like(pos, -1))
+def _lookup(table: KeyTable) -> KeyLookup:
+    return KeyLookup(_np(table.keys), _np(table.values), table.space)
 
 
-SCANS = ("sequential", "parallel", "auto")
+class LinearRNNModel(CompiledModule):
+    """A stack of GH-product / diagonal linear-RNN layers with the causal shift between them and a final readout."""
 
-
-def _check_scan(scan: str) -> None:
-    if scan not in SCANS:
-        raise ValueError(f"unknown scan {scan!r} (choose from {', '.join(SCANS)})")
-
-
-class KeyTable(nn.Module):
-    """Map int64 keys to values (−1 where absent): a dense table for small key spaces (compiler/keys.py
-    ``dense_keys``, the threshold the numpy KeyLookup uses too), else binary search."""
-
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, space: int) -> None:
-        super().__init__()
-        keys, values = torch.as_tensor(keys, dtype=torch.int64), torch.as_tensor(values, dtype=torch.int64)
-        order = torch.argsort(keys)
-        self.register_buffer("keys", keys[order])
-        self.register_buffer("values", values[order])
-        self.space = int(space)
-        if dense_keys(self.space):
-            dense = torch.full((self.space,), -1, dtype=torch.int64)
-            dense[keys] = values
-            self.register_buffer("dense", dense)
-        else:
-            self.dense = None
-
-    def forward(self, key: torch.Tensor) -> torch.Tensor:
-        if self.dense is not None:
-            if key.numel() == 0:
-                return torch.full_like(key, -1)
-            lo, hi = torch.aminmax(key)
-            if int(lo) >= 0 and int(hi) < self.space:  # every key in range: one gather
-                return self.dense.index_select(0, key.reshape(-1)).view(key.shape)
-            ok = (key >= 0) & (key < self.space)
-            return torch.where(ok, self.dense[key.clamp(0, self.space - 1)], torch.full_like(key, -1))
-        idx = lookup_sorted(self.keys, key)
-        return torch.where(idx >= 0, self.values[idx.clamp(min=0)], torch.full_like(idx, -1))
-
-
-class _Readout(nn.Module):
-    """Layer readout: nearest code point, or the hash of a permutation code (see compiler/README.md)."""
-
-    #: score entries (positions × code points) computed at once by the nearest-code readout (a block stays in cache)
-    BLOCK = 1 << 17
-
-    def __init__(
-        self, kind: str, width: int, codes: torch.Tensor | None = None, hkeys=None, hvals=None, code_states=None
-    ) -> None:
-        super().__init__()
-        self.kind, self.width = kind, width
-        if kind == "nearest":
-            self.register_buffer("codes", codes)  # (S, n) or (S, n, 2) for complex codes
-            if code_states is None:
-                code_states = torch.arange(codes.shape[0])
-            self.register_buffer("code_states", code_states)  # code point → layer state
-        else:
-            self.table = KeyTable(hkeys, hvals, width**width)
-            self.register_buffer("powers", torch.zeros(width, dtype=torch.int64))  # nⁱ: HashReadout.powers
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        if self.kind == "nearest":
-            # argmax_s ⟨c_s, h⟩ − ½‖c_s‖² (complex codes: Re⟨c, h⟩ = Σ c_re h_re + c_im h_im), in blocks of positions
-            c = self.codes.to(h.dtype).reshape(self.codes.shape[0], -1)
-            half, c_t = 0.5 * (c * c).sum(-1), c.T.contiguous()
-            flat = h.reshape(-1, c.shape[1])
-            step = max(256, self.BLOCK // c.shape[0])
-            best = [
-                torch.addmm(half, flat[i : i + step], c_t, beta=-1).argmax(-1) for i in range(0, flat.shape[0], step)
-            ]
-            best = torch.cat(best) if best else flat.new_empty(0, dtype=torch.int64)
-            return self.code_states[best].view(h.shape[: h.dim() - self.codes.dim() + 1])
-        # hash: the code values round to 1..n (exact integers in every dtype), key Σ (r_i − 1)·n^i
-        r = torch.round(h)
-        lo, hi = torch.aminmax(r, dim=-1)
-        ok = (lo >= 1) & (hi <= self.width)
-        if self.width**self.width <= 2**53:  # the key is exact in float64: one matrix-vector product
-            key = (r.double() @ self.powers.double()).long() - int(self.powers.sum())
-        else:
-            key = ((r.clamp(1, self.width).long() - 1) * self.powers).sum(-1)
-        return self.table(torch.where(ok, key, torch.full_like(key, -1)))
-
-
-class GHLinearRNN(nn.Module):
-    """GH-product linear RNN layer; rows index the per-input tables (R rows, k factors, width n)."""
-
-    def __init__(self, n_rows: int, width: int, n_factors: int, readout: _Readout | None = None) -> None:
-        super().__init__()
-        self.width = width
-        self.beta = _frozen(torch.zeros(n_rows, n_factors, dtype=torch.float64))
-        v = torch.zeros(n_rows, n_factors, width, dtype=torch.float64)
-        v[..., 0] = 1
-        self.v = _frozen(v)
-        self.B = _frozen(torch.zeros(n_rows, width, dtype=torch.float64))
-        self.h0 = _frozen(torch.zeros(width, dtype=torch.float64))
-        self.register_buffer("A_fused", torch.eye(width, dtype=torch.float64).repeat(n_rows, 1, 1))
-        self.readout = readout
-
-    @classmethod
-    def from_program(cls, spec: LinearLayer) -> GHLinearRNN:
-        """The layer of a parsed program's GH layer."""
-        beta = _tensor(spec.stored["beta"])
-        layer = cls(beta.shape[0], spec.width, beta.shape[1])
+    def __init__(self, compiled: CompiledModel, program: LinearRNNProgram | None = None) -> None:
+        super().__init__(compiled, program, expect=LinearRNNProgram)
+        p = self.program
+        self.n_states = p.n_states
+        self.radices = [list(layer.radix) for layer in p.layers]
+        self.layers = nn.ModuleList(
+            (DiagonalLinearRNN if layer.diagonal else GHLinearRNN).from_program(layer) for layer in p.layers
+        )
+        self.diagonal = [layer.diagonal for layer in p.layers]
+        self.step_modes = ("fused",) if any(self.diagonal) else ("fused", "factors")
+        self.row_tables = nn.ModuleList(
+            KeyTable(torch.from_numpy(layer.row_keys.copy()), torch.arange(layer.n_rows), key_space(layer.radix))
+            for layer in p.layers
+        )
+        self.final_radix = list(p.final_radix)
+        self.final_table = KeyTable(
+            torch.from_numpy(p.final_keys.copy()), torch.from_numpy(p.final_states.copy()), p.final_space
+        )
         with torch.no_grad():
-            layer.beta.copy_(beta)
-            layer.v.copy_(_tensor(spec.stored["v"]))
-            layer.B.copy_(_tensor(spec.b))
-            layer.h0.copy_(_tensor(spec.h0))
-            layer.A_fused.copy_(_tensor(spec.a))
-        ro = spec.readout
-        if isinstance(ro, HashReadout):
-            layer.readout = _Readout("hash", layer.width, hkeys=_tensor(ro.keys), hvals=_tensor(ro.values))
-            layer.readout.powers.copy_(_tensor(ro.powers()))
-        else:
-            layer.readout = _Readout("nearest", layer.width, codes=_tensor(ro.codes))
-        return layer
+            init = [int(layer.decode(layer.h0[None, None])[0, 0]) for layer in self.layers]
+        self.register_buffer("init_states", torch.tensor(init, dtype=torch.int64))
+        self.sizes = [layer.width * (2 if diag else 1) for layer, diag in zip(self.layers, self.diagonal)]
 
-    @classmethod
-    def from_compiled(cls, model: CompiledModel, index: int) -> GHLinearRNN:
-        return cls.from_program(program_of(model).layers[index])
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.layers[0].h0.dtype
 
-    def transition_matrices(self, mode: str = "fused") -> torch.Tensor:
-        """A(r) for every row: the stored exact product, or the product of the factors at the working dtype."""
-        if mode == "fused":
-            return self.A_fused
-        n = self.width
-        a = torch.eye(n, dtype=self.v.dtype).expand(self.v.shape[0], n, n)
-        for j in range(self.v.shape[1]):
-            vj = self.v[:, j]
-            c = torch.eye(n, dtype=vj.dtype) - self.beta[:, j, None, None] * vj[:, :, None] * vj[:, None, :]
-            a = torch.matmul(c, a)
-        return a
+    def run_options(self, mode: str = "fused") -> dict[str, Any]:
+        """RUN_SCAN for the fused transitions; ``mode="factors"`` (Householder factor by factor, ``verify --mode
+        factors``) is the sequential recurrence by definition; the mode itself where the layers have factors."""
+        out: dict[str, Any] = {"scan": RUN_SCAN if mode == "fused" else "sequential"}
+        if len(self.step_modes) > 1:
+            out["mode"] = mode
+        return out
 
-    def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
-        """rows (B, T) → hidden states H (B, T, n)."""
-        _check_scan(scan)
-        if mode == "fused" and scan != "sequential":
-            form = monomial_form(self.A_fused, self.B)
-            if form is not None:
-                return monomial_scan(form, rows, self.h0)
-        if mode == "factors" and scan != "parallel":
-            return naive_recurrent_gh(self.beta, self.v, self.B, rows, self.h0)
-        a = self.transition_matrices(mode)
-        if scan == "parallel":
-            return parallel_scan_lrnn(a, self.B, rows, self.h0)
-        return naive_recurrent_lrnn(a, self.B, rows, self.h0)
+    # ------------------------------------------------------------------ the recurrent form
+    def layer_rows(self, i: int, x: torch.Tensor, upper: list[torch.Tensor]) -> torch.Tensor:
+        """Layer i's row of (x, s_0, …, s_{i−1}) (any shape), −1 where the layer has no such row."""
+        return self.row_tables[i](layer_keys(x, upper[:i], self.radices[i], LOW_FIRST))
 
-    def step(self, h: torch.Tensor, rows: torch.Tensor, *, mode: str = "fused") -> torch.Tensor:
-        """One step A(r) h + B(r) for hidden states h (N, n) and rows (N,): the fused product, or factor by factor
-        h ← h − β v (vᵀh) (as nn/ops/lrnn_scan.naive_recurrent_gh)."""
-        if mode == "fused":
-            return torch.bmm(self.A_fused[rows], h.unsqueeze(-1)).squeeze(-1) + self.B[rows]
-        bt, vt = self.beta[rows], self.v[rows]
-        for j in range(bt.shape[1]):
-            vj = vt[:, j]
-            h = h - bt[:, j : j + 1] * vj * (vj * h).sum(-1, keepdim=True)
-        return h + self.B[rows]
+    def _split(self, h: torch.Tensor) -> list[torch.Tensor]:
+        parts, start = [], 0
+        for size, diag in zip(self.sizes, self.diagonal):
+            part = h[:, start : start + size]
+            parts.append(part.reshape(len(h), -1, 2) if diag else part)
+            start += size
+        return parts
 
-    def decode(self, h: torch.Tensor) -> torch.Tensor:
-        return self.readout(h)
+    def initial(self, n: int) -> torch.Tensor:
+        """Every layer's H_0 for n words, flat (n, D)."""
+        return torch.cat([layer.h0.expand(n, *layer.h0.shape).reshape(n, -1) for layer in self.layers], dim=-1)
+
+    def decode(self, h: torch.Tensor) -> list[torch.Tensor]:
+        """Every layer's state of flat hidden vectors (−1 where a hash readout knows none)."""
+        return [layer.decode(part) for layer, part in zip(self.layers, self._split(h))]
+
+    def step(
+        self, h: torch.Tensor, x: torch.Tensor, decoded: list[torch.Tensor] | None = None, *, mode: str = "fused"
+    ) -> torch.Tensor:
+        """One step of every layer for symbols x (n,): layer i reads its row of (x, the decoded states of layers
+        0..i−1 of h) — a failed decode reads as state 0: wrong already, and the trajectory goes on — and computes
+        A(r) H + B(r)."""
+        parts = self._split(h)
+        decoded = self.decode(h) if decoded is None and len(parts) > 1 else decoded
+        upper = [s.clamp(min=0) for s in (decoded or [])[:-1]]
+        rows = [self.layer_rows(i, x, upper).clamp(min=0) for i in range(len(self.layers))]
+        new = [layer.step(p, r, mode=mode) for layer, p, r in zip(self.layers, parts, rows)]
+        return torch.cat([p.reshape(len(h), -1) for p in new], dim=-1)
+
+    def read(self, h: torch.Tensor, decoded: list[torch.Tensor] | None = None) -> torch.Tensor:
+        """The automaton state of flat hidden vectors, −1 where a layer failed or the table has none."""
+        decoded = self.decode(h) if decoded is None else decoded
+        bad = torch.stack([s < 0 for s in decoded]).any(0)
+        out = self.final_table(encode([s.clamp(min=0) for s in decoded], self.final_radix, LOW_FIRST))
+        return torch.where(bad, torch.full_like(out, -1), out)
+
+    def code_blocks(self, max_codes: int | None = None) -> list[CodeBlock]:
+        """One block per layer: its code points (a diagonal layer's in (re, im) pairs) and layer states, Voronoi
+        cells; a hash readout's permutations of 1..n and the rounding cubes."""
+        blocks = []
+        for layer, spec, size in zip(self.layers, self.program.layers, self.sizes):
+            ro = layer.readout
+            if ro.kind == "nearest":
+                if max_codes is not None and len(ro.codes) > max_codes:
+                    raise LimitExceededError(f"a layer with {len(ro.codes)} code points (limit {max_codes})")
+                codes, labels = ro.codes.double().reshape(len(ro.codes), size), ro.code_states.long()
+                blocks.append(CodeBlock(size, codes, labels))
+                continue
+            hashed: HashReadout = spec.readout
+            if max_codes is not None and len(hashed.keys) > max_codes:
+                raise LimitExceededError(f"a hash readout with {len(hashed.keys)} code points (limit {max_codes})")
+            codes = torch.from_numpy(hashed.code_points()).double()
+            blocks.append(CodeBlock(size, codes, torch.from_numpy(hashed.values.copy()), cube=True))
+        return blocks
+
+    def numpy_step(self, mode: str = "fused") -> LinearRNNStep | None:
+        """The numpy twin of :meth:`step` at the module's dtype (float64, float32; None for the others)."""
+        dt = NUMPY_DTYPES.get(self.dtype)
+        if dt is None:
+            return None
+        layers = []
+        for layer, diag, table, radix in zip(self.layers, self.diagonal, self.row_tables, self.radices):
+            sp = StepLayer(rows=_lookup(table), radix=list(radix), h0=_np(layer.h0, dt).reshape(-1), diagonal=diag)
+            if diag:
+                sp.lam, sp.b = _np(layer.lam, dt), _np(layer.b, dt)
+            else:
+                sp.A, sp.B, sp.beta, sp.v = (_np(t, dt) for t in (layer.A_fused, layer.B, layer.beta, layer.v))
+            ro = layer.readout
+            if ro.kind == "nearest":
+                sp.codes, sp.states = _np(ro.codes, dt).reshape(ro.codes.shape[0], -1), _np(ro.code_states)
+            else:
+                sp.width, sp.hash, sp.powers = ro.width, _lookup(ro.table), _np(ro.powers)
+            layers.append(sp)
+        return LinearRNNStep(layers, _lookup(self.final_table), self.final_radix, mode, dt)
+
+    # ------------------------------------------------------------------ whole words
+    def layer_states(
+        self, symbol_ids: torch.LongTensor, *, mode: str = "fused", scan: str = "auto"
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor | None]:
+        """Hidden states and decoded layer states of every layer for checked ids (B, T), and the validity mask
+        (B, T) — None when every position is valid (every row found, every upper state decoded)."""
+        ids, valid = symbol_ids, None
+        hiddens, states = [], []
+        for i, layer in enumerate(self.layers):
+            # the states of the layers above one step earlier, s_j(−1) = layer j's initial state
+            cols = [causal_shift(states[j], self.init_states[j]) for j in range(i)]
+            if any(bool((c < 0).any()) for c in cols):  # a failed decode upstream: invalid, read at state 0
+                valid = _and(valid, *(c >= 0 for c in cols))
+                cols = [c.clamp(min=0) for c in cols]
+            rows = self.layer_rows(i, ids, cols)
+            if bool((rows < 0).any()):
+                valid = _and(valid, rows >= 0)
+                rows = rows.clamp(min=0)
+            h = layer(rows, mode=mode, scan=scan)
+            hiddens.append(h)
+            states.append(layer.decode(h))
+        return hiddens, states, valid
+
+    def hidden(self, symbol_ids: torch.Tensor, **options: Any) -> torch.Tensor:
+        """The flat hidden states (B, T, D) of checked ids (B, T): the layers' vectors side by side."""
+        hs, _, _ = self.layer_states(symbol_ids, **options)
+        return torch.cat([h.reshape(*symbol_ids.shape, -1) for h in hs], dim=-1)
+
+    @torch.no_grad()
+    def predict_states(
+        self, symbol_ids: Any, lengths: Any = None, *, mode: str = "fused", scan: str = "auto"
+    ) -> torch.LongTensor:
+        """The automaton state after each symbol, (B, T) ((T,) for one word); −1 past a word's length or where
+        decoding fails.
+
+        ``scan`` (nn/compiled/lrnn_layers.py): ``"auto"`` runs permutation and reset layers by the chunked scan of
+        their monomial form, bit-identical to the sequential recurrence, and other layers sequentially;
+        ``"parallel"`` chunks every layer (rotation and diagonal layers then round differently from
+        ``"sequential"``). ``symbol_ids``: ids or symbol names, as a tensor, numpy array or lists; bad ones raise
+        SymbolIdError (fsa/inputs.py)."""
+        ids, _, x = self.checked(symbol_ids, lengths)
+        if ids.numel() == 0:
+            return finish(x, torch.full_like(ids, -1))
+        _, states, valid = self.layer_states(ids, mode=mode, scan=scan)
+        if any(bool((s < 0).any()) for s in states):
+            valid = _and(valid, *(s >= 0 for s in states))
+            states = [s.clamp(min=0) for s in states]
+        out = self.final_table(encode(states, self.final_radix, LOW_FIRST))
+        if valid is not None:
+            out = torch.where(valid, out, torch.full_like(out, -1))
+        return finish(x, out)
 
 
-class DiagonalLinearRNN(nn.Module):
-    """Diagonal linear RNN layer: h_t = λ(r_t) ⊙ h_{t−1} + b(r_t), complex values as (re, im) pairs."""
-
-    def __init__(self, n_rows: int, width: int, readout: _Readout | None = None) -> None:
-        super().__init__()
-        self.width = width
-        self.lam = _frozen(torch.ones(n_rows, width, 2, dtype=torch.float64))
-        self.b = _frozen(torch.zeros(n_rows, width, 2, dtype=torch.float64))
-        self.h0 = _frozen(torch.zeros(width, 2, dtype=torch.float64))
-        self.readout = readout
-
-    @classmethod
-    def from_program(cls, spec: LinearLayer) -> DiagonalLinearRNN:
-        """The layer of a parsed program's diagonal layer."""
-
-        def pairs(z):
-            return torch.stack([_tensor(z.real), _tensor(z.imag)], -1)
-
-        codes = pairs(spec.readout.codes)
-        readout = _Readout("nearest", spec.width, codes, None, None, _tensor(spec.readout.code_states))
-        layer = cls(spec.n_rows, spec.width, readout)
-        with torch.no_grad():
-            layer.lam.copy_(pairs(spec.a))
-            layer.b.copy_(pairs(spec.b))
-            layer.h0.copy_(pairs(spec.h0))
-        return layer
-
-    @classmethod
-    def from_compiled(cls, model: CompiledModel, index: int) -> DiagonalLinearRNN:
-        return cls.from_program(program_of(model).layers[index])
-
-    def forward(self, rows: torch.LongTensor, *, mode: str = "fused", scan: str = "sequential") -> torch.Tensor:
-        """rows (B, T) → hidden states (B, T, n, 2). ``mode`` is accepted for symmetry (diagonal A has no factors);
-        ``"auto"`` is the sequential recurrence (complex λ rounds differently in other bracketings)."""
-        _check_scan(scan)
-        if scan == "parallel":
-            return parallel_scan_diagonal(self.lam, self.b, rows, self.h0)
-        return naive_recurrent_diagonal(self.lam, self.b, rows, self.h0)
-
-    def decode(self, h: torch.Tensor) -> torch.Tensor:
-        return self.readout(h)
-
-    def step(self, h: torch.Tensor, rows: torch.Tensor, *, mode: str = "fused") -> torch.Tensor:
-        """One step λ(r) ⊙ h + b(r) for hidden states h (N, n, 2) and rows (N,) (``mode`` as in forward)."""
-        return cmul(self.lam[rows], h) + self.b[rows]
+__all__ = ["LinearRNNModel"]

@@ -19,49 +19,67 @@ name               class                                                      tr
 ``attention``      :class:`Attention` (the DLR paper's rotary attention block)  —
 =================  =========================================================  ==============================
 
-:func:`build_layer` makes one from its name and keyword arguments (what :class:`fsa2rnn.nn.model.ModelConfig`
-stores in ``layer_args``).
+:data:`LAYERS` is the registry of layers (fsa2rnn.fsa.registry): the built-ins above are declared in fsa2rnn's
+``fsa2rnn.layers`` entry points, an installed package adds its own there, and a script or notebook calls
+:func:`register_layer`. An entry is a class or a function ``(d_model, **args)`` returning a ``torch.nn.Module`` that
+maps (B, T, d_model) to (B, T, d_model) causally; :func:`build_layer` makes one from its name and keyword arguments
+(what :class:`fsa2rnn.nn.model.ModelConfig` stores in ``layer_args``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .attention import Attention
-from .aussm import AUSSM
-from .base import ConfigError, SequenceLayer, State
-from .delta_product import SATURATED_LOGIT, DeltaNet, DeltaProduct
-from .dlr import DLR, DLRProd, DSSExp
-from .lstm import LSTM
-from .nfsm import NFSM
-from .pdssm import PDSSM
-from .selective_diagonal import MambaMinus, SelectiveDiagonal
-from .transformer import Transformer
+from fsa2rnn.fsa.errors import ConfigError, PluginError
+from fsa2rnn.fsa.lazy import lazy_getattr
+from fsa2rnn.fsa.registry import Registry
 
-LAYERS: dict[str, type[SequenceLayer]] = {
-    "deltaproduct": DeltaProduct,
-    "deltanet": DeltaNet,
-    "mamba": SelectiveDiagonal,
-    "mamba-minus": MambaMinus,
-    "aussm": AUSSM,
-    "pdssm": PDSSM,
-    "dlr": DLR,
-    "dlr-prod": DLRProd,
-    "dss-exp": DSSExp,
-    "nfsm": NFSM,
-    "lstm": LSTM,
-    "transformer": Transformer,
-    "attention": Attention,
-}
+# the classes load torch: they are imported on first use, so that the registry (and `fsa2rnn train --help`) does not
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "AUSSM": ("aussm", "AUSSM"),
+        "Attention": ("attention", "Attention"),
+        "DLR": ("dlr", "DLR"),
+        "DLRProd": ("dlr", "DLRProd"),
+        "DSSExp": ("dlr", "DSSExp"),
+        "DeltaNet": ("delta_product", "DeltaNet"),
+        "DeltaProduct": ("delta_product", "DeltaProduct"),
+        "LSTM": ("lstm", "LSTM"),
+        "MambaMinus": ("selective_diagonal", "MambaMinus"),
+        "NFSM": ("nfsm", "NFSM"),
+        "PDSSM": ("pdssm", "PDSSM"),
+        "SATURATED_LOGIT": ("delta_product", "SATURATED_LOGIT"),
+        "SelectiveDiagonal": ("selective_diagonal", "SelectiveDiagonal"),
+        "SequenceLayer": ("base", "SequenceLayer"),
+        "State": ("base", "State"),
+        "Transformer": ("transformer", "Transformer"),
+    },
+)
 
 
-def build_layer(name: str, d_model: int, **kwargs: Any) -> SequenceLayer:
-    """The layer called ``name`` (a key of :data:`LAYERS`) of width ``d_model``; a bad name or argument raises
-    :class:`ConfigError` naming it."""
-    if name not in LAYERS:
-        raise ConfigError(f"unknown layer {name!r} (choose from {', '.join(LAYERS)})")
+def _check_layer(name: str, obj: Any) -> None:
+    if not callable(obj):
+        raise PluginError(f"{obj!r} is not callable: a layer is a class or a function (d_model, **args) → module")
+
+
+#: name → layer class (or factory); the built-ins are fsa2rnn's ``fsa2rnn.layers`` entry points (pyproject.toml)
+LAYERS: Registry[Any] = Registry("fsa2rnn.layers", "layer", check=_check_layer, unknown=ConfigError)
+
+
+def register_layer(name: str, layer: Any, *, replace: bool = False) -> None:
+    """Register ``layer`` (a class or a function ``(d_model, **args)`` → module, or a ``"module:attr"`` reference)
+    under ``name``, for ``--model name`` in this process (scripts, notebooks); an installed package declares it in
+    its ``fsa2rnn.layers`` entry points instead. A taken name raises PluginError unless ``replace``."""
+    LAYERS.register(name, layer, replace=replace)
+
+
+def build_layer(name: str, d_model: int, **kwargs: Any) -> Any:
+    """The layer called ``name`` (a name of :data:`LAYERS`) of width ``d_model``; a bad name or argument raises
+    :class:`ConfigError` naming it, a broken plug-in PluginError naming it."""
+    layer = LAYERS.get(name)
     try:
-        return LAYERS[name](d_model, **kwargs)
+        return layer(d_model, **kwargs)
     except TypeError as exc:  # an unknown keyword argument
         raise ConfigError(f"layer {name!r}: {exc}") from None
 
@@ -86,4 +104,5 @@ __all__ = [
     "State",
     "Transformer",
     "build_layer",
+    "register_layer",
 ]

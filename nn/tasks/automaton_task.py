@@ -203,7 +203,7 @@ class AutomatonTask(Task):
         return Batch(tokens, targets, judged, lengths)
 
     def word_source(self) -> Any:
-        """The evaluation words as a source for ``fsa2rnn.nn.evaluate.failing_length`` (evaluation distribution).
+        """The evaluation words as a source for ``fsa2rnn.nn.lmax.failing_length`` (evaluation distribution).
 
         The torch Generator is seeded from the numpy Generator that failing_length passes, so L_max is
         deterministic under its seed.

@@ -13,13 +13,14 @@ import torch
 
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import SpecError, UnknownBuiltinError
+from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.library.tasks import flipflop_monoid, modular_value
 from fsa2rnn.fsa.library.word_problems import word_problem
 
 from .automaton_task import AutomatonTask
 from .base import Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 from .dlr import DLR_TASKS, DLRTask
+from .family import TaskFamily
 from .generators import ModArithBrackets, TrackingShuffledObjects
 from .tso import TsoQuestion
 
@@ -138,7 +139,7 @@ def _m11_with_inverses():
 FLIPFLOP_TRAIN = np.array([0.90, 0.05, 0.05])
 FLIPFLOP_EVAL = np.array([0.99, 0.005, 0.005])
 
-PAPER_TASKS: dict[str, Callable[[], Task]] = {
+GRAZZI_TASKS: dict[str, Callable[[], Task]] = {
     "grazzi:parity": _grazzi("parity", "grazzi:parity", "§5.1, Table 3 (parity)", supervision="answer"),
     "grazzi:modarith": ModArithWords,
     "grazzi:modarith_brackets": ModArithBrackets,
@@ -151,6 +152,8 @@ PAPER_TASKS: dict[str, Callable[[], Task]] = {
     ),
     "grazzi:Z60": _grazzi("Z60", "grazzi:Z60", "App. E.2.2, Fig. 8 (Z60)"),
     "grazzi:A5": _grazzi("A5", "grazzi:A5", "App. E.2 (A5)"),
+}
+BRANDOIT_TASKS: dict[str, Callable[[], Task]] = {
     "brandoit:Z2": _brandoit(lambda: resolve_spec("Z2"), "brandoit:Z2", "Z2; letters 0 and 1"),
     "brandoit:Z16": _brandoit(lambda: resolve_spec("Z16"), "brandoit:Z16", "Z16; the 16 letters 0..15"),
     "brandoit:Z16:gen": _brandoit(
@@ -175,8 +178,15 @@ PAPER_TASKS: dict[str, Callable[[], Task]] = {
     ),
     **{f"brandoit:TSO{n}": (lambda n=n: TsoQuestion(n)) for n in (3, 4, 5)},
     **{f"brandoit:shuffled:{n}": (lambda n=n: TrackingShuffledObjects(n)) for n in (3, 4, 5)},
-    **{f"dlr:{t}": (lambda t=t: DLRTask(t)) for t in DLR_TASKS},
 }
+DLR_PAPER_TASKS: dict[str, Callable[[], Task]] = {f"dlr:{t}": (lambda t=t: DLRTask(t)) for t in DLR_TASKS}
+
+#: the families of the task registry (fsa2rnn's ``fsa2rnn.tasks`` entry points, pyproject.toml)
+GRAZZI_FAMILY = TaskFamily("grazzi", GRAZZI_TASKS, GRAZZI)
+BRANDOIT_FAMILY = TaskFamily("brandoit", BRANDOIT_TASKS, BRANDOIT)
+DLR_FAMILY = TaskFamily("dlr", DLR_PAPER_TASKS, "Gupta et al. (diagonal linear RNNs)")
+#: every paper task, by name (the three families in order)
+PAPER_TASKS: dict[str, Callable[[], Task]] = {**GRAZZI_TASKS, **BRANDOIT_TASKS, **DLR_PAPER_TASKS}
 
 
 def _cyclic_with_identity(m: int) -> Automaton:
@@ -185,9 +195,3 @@ def _cyclic_with_identity(m: int) -> Automaton:
     return Automaton(
         np.stack([np.arange(m), step]), states=[str(i) for i in range(m)], symbols=["0", "+1"], initial=0, name=f"Z{m}"
     )
-
-
-def paper_task(name: str) -> Task:
-    if name not in PAPER_TASKS:
-        raise UnknownBuiltinError(f"unknown task {name!r} (run `fsa2rnn tasks` for the list)")
-    return PAPER_TASKS[name]()

@@ -1,12 +1,12 @@
-"""Training checkpoints: one safetensors file (never pickle) holding the model's weights, the optimizer's moments and
-a JSON header, written atomically (fsa2rnn.fsa.io.atomic_write: a temporary file renamed into place), so that the
-last checkpoint is always readable, even after a SIGKILL.
+"""Training checkpoints: one signed safetensors file (fsa2rnn.fsa.signed, the format of model files; never pickle)
+holding the model's weights, the optimizer's moments and a JSON header, written atomically (a temporary file renamed
+into place), so that the last checkpoint is always readable, even after a SIGKILL.
 
-The header (metadata key ``"fsa2rnn"``) holds ``format`` "fsa2rnn.checkpoint/1", the model config (``model``),
-the task's name, symbols and classes, the training ``step`` reached, ``finished``, the scheduler and early-stop
-state, and ``sha256``: the SHA-256 of the header without it and of every tensor (name, dtype, shape, bytes), so that
-a flipped byte or an edited header is refused. Weights keep their ``state_dict`` names; optimizer state is stored
-under ``optim/<parameter name>/<key>``.
+The header (metadata key ``"fsa2rnn"``) holds ``format`` "fsa2rnn.checkpoint/2", the model config (``model``), the
+task's name, symbols and classes, the training ``step`` reached, ``finished``, the scheduler and early-stop state,
+and ``sha256``, the signature of model files over the header and every tensor, so that a flipped byte or an edited
+header is refused. Checkpoints of format "fsa2rnn.checkpoint/1" (an earlier hash of the same contents) are still
+read. Weights keep their ``state_dict`` names; optimizer state is stored under ``optim/<parameter name>/<key>``.
 """
 
 from __future__ import annotations
@@ -17,20 +17,31 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load, save, save_file
 
 from fsa2rnn.fsa.errors import ModelFileError
-from fsa2rnn.fsa.io import atomic_write, safetensors_problem
+from fsa2rnn.fsa.signed import Entry, check_signature, file_entries, read_signed, signature, write_signed
 
-FORMAT = "fsa2rnn.checkpoint/1"
+FORMAT = "fsa2rnn.checkpoint/2"
+#: the earlier format, still read: the same contents under another hash (:func:`_signature_v1`)
+FORMAT_V1 = "fsa2rnn.checkpoint/1"
 OPTIM = "optim/"
+#: torch's names of the dtypes, as the earlier hash wrote them
+_TORCH_NAMES = {
+    "<f8": "torch.float64", "<f4": "torch.float32", "<f2": "torch.float16", "bf16": "torch.bfloat16",
+    "<i8": "torch.int64", "<i4": "torch.int32", "<i2": "torch.int16", "|i1": "torch.int8", "|u1": "torch.uint8",
+    "|b1": "torch.bool",
+}  # fmt: skip
 
 
-def digest(header: dict[str, Any], tensors: dict[str, torch.Tensor]) -> str:
-    h = hashlib.sha256(json.dumps(header, sort_keys=True, separators=(",", ":")).encode())
-    for name in sorted(tensors):
-        t = tensors[name].detach().cpu().contiguous()
-        h.update(f"{name}|{t.dtype}|{list(t.shape)}|".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+def _signature_v1(header: dict[str, Any], entries: list[Entry]) -> str:
+    """The hash of format "fsa2rnn.checkpoint/1": the compact sorted JSON of the header, then every tensor's
+    ``name|dtype|shape|`` (torch's dtype name) and bytes in name order."""
+    h = hashlib.sha256(json.dumps({k: v for k, v in header.items() if k != "sha256"}, sort_keys=True,
+                                  separators=(",", ":")).encode())  # fmt: skip
+    for name, dtype, shape, data in sorted(entries):
+        h.update(f"{name}|{_TORCH_NAMES.get(dtype, dtype)}|{list(shape)}|".encode())
+        h.update(data)
     return h.hexdigest()
 
 
@@ -41,8 +52,6 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer | None = None,
 ) -> None:
     """Write weights (+ optimizer state) and ``header`` to ``path`` atomically."""
-    from safetensors.torch import save_file
-
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     if optimizer is not None:
         names = {id(p): n for n, p in model.named_parameters()}
@@ -51,42 +60,31 @@ def save_checkpoint(
                 for key, value in optimizer.state.get(p, {}).items():
                     value = torch.as_tensor(value)
                     tensors[f"{OPTIM}{names[id(p)]}/{key}"] = value.detach().cpu().contiguous().reshape(value.shape)
-    header = {"format": FORMAT, **header}
-    header["sha256"] = digest(header, tensors)
-    meta = {"fsa2rnn": json.dumps(header)}
-    atomic_write(path, lambda p: save_file(tensors, str(p), metadata=meta))
+    _, entries = file_entries(save(tensors))  # the tensors' bytes exactly as the file will hold them
+    write_signed(path, {"format": FORMAT, **header}, entries, lambda p, meta: save_file(tensors, str(p), metadata=meta))
 
 
 def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """(header, tensors) of a checkpoint; ModelFileError for anything unreadable, malformed or altered.
 
-    The file is read once, as bytes, and parsed from memory: safetensors' ``safe_open`` may open the path again for
-    the tensors, and a trainer that replaces the checkpoint in between (atomically, by rename) would then pair one
-    file's header with the next file's tensors."""
-    from safetensors.torch import load
-
-    p = Path(path)
-    if not p.is_file():
-        raise ModelFileError(f"no checkpoint at {str(p)!r}")
-    problem = safetensors_problem(p)
-    if problem:
-        raise ModelFileError(f"checkpoint {str(p)!r} {problem}")
+    The file is read once, as bytes, and parsed from memory: a trainer that replaces the checkpoint meanwhile
+    (atomically, by rename) can never pair one file's header with the next file's tensors."""
+    header, entries, data = read_signed(path, what="checkpoint")
+    p = str(path)
+    if header is None:
+        raise ModelFileError(f"{p!r} is not an fsa2rnn checkpoint (no valid 'fsa2rnn' header)")
+    if header.get("format") not in (FORMAT, FORMAT_V1):
+        raise ModelFileError(f"{p!r}: not an fsa2rnn checkpoint (format {FORMAT!r})")
     try:
-        data = p.read_bytes()
-        n = int.from_bytes(data[:8], "little")
-        meta = json.loads(data[8 : 8 + n]).get("__metadata__") or {}
         tensors = load(data)
     except Exception as exc:  # safetensors raises several types for corrupt files
-        raise ModelFileError(f"cannot read checkpoint {str(p)!r}: {' '.join(str(exc).split())}") from None
+        raise ModelFileError(f"cannot read checkpoint {p!r}: {' '.join(str(exc).split())}") from None
+    sign = _signature_v1 if header["format"] == FORMAT_V1 else signature
     try:
-        header = json.loads(meta["fsa2rnn"])
-    except (KeyError, json.JSONDecodeError, RecursionError):
-        raise ModelFileError(f"{str(p)!r} is not an fsa2rnn checkpoint (no valid 'fsa2rnn' header)") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise ModelFileError(f"{str(p)!r}: not an fsa2rnn checkpoint (format {FORMAT!r})")
-    stored = header.pop("sha256", None)
-    if stored != digest(header, tensors):
-        raise ModelFileError(f"checkpoint {str(p)!r} is corrupted (its sha256 does not match its contents)")
+        check_signature(header, entries, what="checkpoint", sign=sign)
+    except ModelFileError:
+        raise ModelFileError(f"checkpoint {p!r} is corrupted (its sha256 does not match its contents)") from None
+    header.pop("sha256", None)
     return header, tensors
 
 

@@ -2,7 +2,8 @@
 
 A run is determined by its TrainConfig: the task, the architecture flags of ``fsa2rnn train`` (``--model``,
 ``--eig``, ``--layers``, …), the optimization (AdamW, cosine schedule with linear warmup, gradient clipping) and the
-evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa2rnn.nn.model.ModelConfig`:
+evaluation. :func:`read_run_record` reads RUN/config.json back and :func:`load_run` a run's model. :func:`model_config`
+turns the architecture flags into a :class:`fsa2rnn.nn.model.ModelConfig`:
 
 - ``eig`` "0,1" | "-1,1" is the eigenvalue range of the transitions: β ∈ [0, 1] | [0, 2] (``beta_range``) for
   DeltaNet/DeltaProduct, a ∈ [0, 1] | [−1, 1] (``eig_range``) for the Mamba-style diagonal; the other layers
@@ -17,27 +18,33 @@ evaluation. :func:`model_config` turns the architecture flags into a :class:`fsa
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
+from fsa2rnn.compiler.targets.nfsm.families import head_family
+from fsa2rnn.compiler.targets.nfsm.heads import candidate_plans
 from fsa2rnn.fsa.errors import SpecError
 
-from ..evaluate import PROTOCOLS
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS
-from ..limits import DEFAULT_CAP, LIMITS, check, check_train, parse_lengths, parse_range
-from ..model import ModelConfig
+from ..limits import LIMITS, check, check_train, parse_lengths, parse_nfsm_head_sizes, parse_range
+from ..lmax import DEFAULT_CAP, PROTOCOLS
+from ..model import ModelConfig, SequenceModel
 from ..tasks import Task, get_task, parse_length_range
 from ..tasks.base import SUPERVISIONS
+from .checkpoint import load_checkpoint, restore
+from .init_from import init_model_config
 from .presets import ARCH_FLAGS
-from .runfiles import RESUMABLE, RUN_FORMAT
+from .runfiles import CONFIG, MODEL, RESUMABLE, RUN_FORMAT, check_run_dir
 
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
 LOSSES = ("uniform", "first-error", "balanced")
 #: Brandoit et al.'s two arms for the NFSM (objectives.py): free (the model's loss) or anchored (heads supervised)
 ARMS = ("free", "anchored")
-#: head families of the NFSM with known codes (compiler/nfsm_families.py); ``factored:5,12`` fixes the sizes
+#: head families of the NFSM with known codes (compiler/targets/nfsm/families.py); ``factored:5,12`` fixes the sizes
 HEAD_FAMILIES = ("regular", "factored")
 EIG = {
     "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
@@ -93,7 +100,7 @@ class TrainConfig:
     lmax: bool = True
     cap: int = DEFAULT_CAP
     threshold: float = 1.0
-    #: the L_max search: prefix (prefixes of the same words) or brandoit (fresh words per length; nn/evaluate.py)
+    #: the L_max search: prefix (prefixes of the same words) or brandoit (fresh words per length; nn/lmax.py)
     protocol: str = "prefix"
     preset: str | None = None
     scale: str | None = None
@@ -220,24 +227,11 @@ def parse_nfsm_heads(text: str, automaton: Any = None) -> list[int]:
         factor = _expansion(text)
         if automaton is None:
             return [8 * factor]
-        from fsa2rnn.compiler.nfsm_heads import candidate_plans
 
         return [max(2, d) * factor for d in candidate_plans(automaton, "auto", "single")[0].layers[0].heads]
     if text == "single":
         return [max(2, automaton.n_states if automaton is not None else 8)]
-    try:
-        if "x" in text:
-            count, size = text.split("x")
-            heads = [int(size)] * int(count)
-        else:
-            heads = [int(p) for p in text.split(",")]
-    except ValueError:
-        heads = []
-    if not heads or any(d < 1 for d in heads):
-        raise SpecError(
-            f"--nfsm-heads must be auto, auto:K, single, COUNTxSIZE (4x11) or a list of sizes (8,8,6), got {text!r}"
-        )
-    return heads
+    return parse_nfsm_head_sizes(text)
 
 
 def parse_head_family(text: str) -> tuple[str, list[int] | None]:
@@ -259,12 +253,11 @@ def parse_head_family(text: str) -> tuple[str, list[int] | None]:
 
 
 def head_family_of(cfg: TrainConfig, task: Task) -> Any:
-    """The NFSM head family of the run (compiler/nfsm_families.py): the --head-family, or regular for the anchored
-    arm without one (``registers`` for a task with its own registers, e.g. TSO_N, whose targets are not an
+    """The NFSM head family of the run (compiler/targets/nfsm/families.py): the --head-family, or regular for the
+    anchored arm without one (``registers`` for a task with its own registers, e.g. TSO_N, whose targets are not an
     automaton's states); None when the run has none."""
     if cfg.model != "nfsm" or (cfg.head_family is None and cfg.arm != "anchored"):
         return None
-    from fsa2rnn.compiler.nfsm_families import head_family
 
     registers = getattr(task, "registers", None)
     if registers is not None:
@@ -303,8 +296,6 @@ def task_of(cfg: TrainConfig) -> Task:
 def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     """The SequenceModel configuration of a run (see the module docstring for the flags' meaning)."""
     if cfg.init_from:  # the compiled model's architecture (nn/train/init_from.py)
-        from .init_from import init_model_config
-
         return init_model_config(cfg, task)
     m, d = cfg.model, cfg.d_model
     args: dict[str, Any] = {}
@@ -349,6 +340,33 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         dropout=cfg.dropout,
         input_dim=task.vocab_size if regression else None,
     )
+
+
+def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
+    """(TrainConfig, ModelConfig) of the text of a RUN/config.json; SpecError naming ``where`` if it is not one."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise SpecError(f"{where}: {'the file is empty' if not text.strip() else 'not valid JSON'}") from None
+    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+        raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
+    mcfg = ModelConfig.from_dict(data.get("model"))
+    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
+        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
+        # either was written before the layer had forms, with the bare layer
+        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    return TrainConfig.from_dict(data.get("train")), mcfg
+
+
+def load_run(run: str | Path) -> tuple[SequenceModel, Task, TrainConfig]:
+    """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
+    path = check_run_dir(run)
+    cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
+    _, tensors = load_checkpoint(path / MODEL)
+    model = SequenceModel.from_config(mcfg)
+    restore(model, tensors)
+    model.eval()
+    return model, task_of(cfg), cfg
 
 
 def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import SpecError
 
 from ..model import ModelConfig, SequenceModel
@@ -37,8 +38,6 @@ _NOISE_STREAM = 4
 def compiled_network(path: str) -> tuple[Any, SequenceModel]:
     """(CompiledModel, its SequenceModel in float64) of a model file; ModelFileError/ConstructionError (exit 2)
     when it is unreadable or does not map onto one SequenceModel layer."""
-    from fsa2rnn.compiler.model import CompiledModel
-
     compiled = CompiledModel.load(path)
     return compiled, SequenceModel.from_compiled(compiled)
 

@@ -6,7 +6,8 @@
   t* the word's first wrong position; the loss is the mean over words.
 - exploration penalty: β · c(s) · the layer's exploration excess at each word's first error (words without error
   add nothing), c(s) a cosine from 1 to :data:`EXPLORE_FINAL` over the run; β = 0.03 free, 0.01 anchored (presets).
-- anchored arm: every head's index is supervised against its code of the target state (compiler/nfsm_families.py):
+- anchored arm: every head's index is supervised against its code of the target state (compiler/targets/nfsm/
+  families.py):
   Σ_heads balanced CE of :data:`ANCHOR_SCALE` × the one-hot head state + :data:`ANCHOR_WEIGHT` × the model's own
   balanced loss + the penalty, the first error taken on the heads; the NFSM's readout is pinned (out_proj shows
   each head's state, frozen) when the width allows it. Once the heads are exact on :data:`RELEASE_PATIENCE`

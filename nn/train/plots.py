@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.io import atomic_write
+from fsa2rnn.fsa.plotting import pyplot, save_figure
 
 
 def run_title(cfg: Any) -> str:
@@ -20,10 +20,7 @@ def run_title(cfg: Any) -> str:
 
 
 def plot_curves(path: str | Path, records: list[dict[str, Any]], ev: dict[str, Any], *, title: str = "") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import FixedLocator, NullLocator
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
@@ -67,11 +64,7 @@ def plot_curves(path: str | Path, records: list[dict[str, Any]], ev: dict[str, A
         _legend_below(ax)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    try:
-        atomic_write(path, lambda p: fig.savefig(p, format=fmt, dpi=90, bbox_inches="tight"))
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, bbox_inches="tight")
 
 
 def _legend_below(ax: Any) -> None:

@@ -1,39 +1,29 @@
-"""What ``fsa2rnn train`` does with its arguments: fill in a preset, run one training per seed (sequentially), write
-the seeds' summary, or launch itself under torchrun for ``--nproc N``; and print the result."""
+"""What ``fsa2rnn train`` does with its arguments (torch-free until training starts): fill in a preset, check the
+run directory, plan one training per seed (or per rate and seed) and run them in turn, writing the seeds' summary.
+The command itself — launching torchrun for ``--nproc N`` and printing the result — is fsa2rnn.cli.train."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
-import signal
 import statistics
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
 from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text
+from fsa2rnn.fsa.io import atomic_write_text, output_directory
 
 from .. import limits
 from . import runfiles
-from .lr_grid import grid_lines, grid_summary, parse_lr_grid
+from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
+from .runfiles import RESUMABLE
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
 _NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
-#: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
-EXIT_INTERRUPTED = 130
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``42,43,44`` or ``42..46`` → the list of seeds (fsa2rnn.nn.limits: 64-bit, at most 1000)."""
-    return limits.parse_seeds(text)
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
@@ -57,7 +47,7 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
     if params.get("seeds"):
         if params.get("seed") is not None:
             raise SpecError("give --seed or --seeds, not both")
-        seeds = parse_seeds(params["seeds"])
+        seeds = limits.parse_seeds(params["seeds"])
     fields["progress"] = not params.get("quiet")
     limits.check_train(fields)
     return fields, seeds
@@ -75,18 +65,7 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[fl
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
     it; ``--resume`` refuses it)."""
-    if raw == "":
-        raise SpecError("--out is empty: give the run directory RUN")
-    out = Path(raw)
-    if out.exists() and not out.is_dir():
-        raise SpecError(f"--out {raw!r} exists and is not a directory")
-    anc = out
-    while not anc.exists() and anc != anc.parent:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise SpecError(f"--out {raw!r}: {str(anc)!r} is a file, not a directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise SpecError(f"--out {raw!r}: cannot write in {str(anc)!r} (read-only or no permission)")
+    out = output_directory(raw)
     runs = run_dirs(out, seeds, rates)
     if out.is_dir() and not resume:
         ours = set(runfiles.ALL_RUN_FILES) | (
@@ -115,8 +94,6 @@ def run_dirs(out: Path, seeds: list[int] | None, rates: list[float] | None = Non
 def resumed_fields(fields: dict[str, Any], given: dict[str, Any], run: Path) -> dict[str, Any]:
     """The fields of a run being resumed: its stored settings; a flag given now that disagrees with them is refused,
     naming it (``device``, ``nproc`` and the progress bar may change)."""
-    from .runfiles import RESUMABLE
-
     stored = runfiles.read_run_fields(run)
     for name, value in given.items():
         if name in RESUMABLE or name in _NOT_CONFIG or name not in stored:
@@ -133,11 +110,42 @@ def _flag_value(v: Any) -> str:
     return ",".join(str(x) for x in v) if isinstance(v, list) else str(v)
 
 
-def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
-    """The body of ``fsa2rnn train`` (and of its torchrun workers)."""
+@dataclass
+class Plan:
+    """One ``fsa2rnn train`` command, checked: the runs it makes (TrainConfig, directory), whether they resume, and
+    how it is launched (``nproc`` processes, or already under torchrun)."""
+
+    fields: dict[str, Any]
+    seeds: list[int] | None
+    rates: list[float] | None
+    out: Path
+    resume: bool
+    given: set[str]
+    configs: list[tuple[Any, Path]]
+    nproc: int
+    under_torchrun: bool
+
+    @property
+    def launches_torchrun(self) -> bool:
+        """Whether this process starts torchrun (``--nproc N`` > 1 given outside torchrun) instead of training."""
+        return self.nproc > 1 and not self.under_torchrun
+
+    def resume_command(self, params: dict[str, Any]) -> str:
+        """The command that continues an interrupted run of this plan."""
+        return (
+            f"fsa2rnn train --out {shlex.quote(str(self.out))} --resume"
+            + (f" --seeds {params['seeds']}" if self.seeds else "")
+            + (f" --lr-grid {params['lr_grid']}" if self.rates else "")
+            + (f" --nproc {self.configs[0][0].nproc}" if self.configs[0][0].nproc > 1 else "")
+        )
+
+
+def plan(params: dict[str, Any]) -> Plan:
+    """The runs of ``fsa2rnn train``'s parameters (click's names), every bad input refused before any run starts."""
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
     rates = _lr_grid(params, seeds)
+    limits.check_run_count(len(seeds or [None]), len(rates or [None]))
     out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     if rates:  # the paper's protocol (lr_grid.py): every rate × every seed, under RUN/lr-RATE/seed-S
@@ -153,9 +161,8 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
 
     from .config import TrainConfig
     from .distributed import launched_by_torchrun
-    from .trainer import Interrupted, Prepared, train
+    from .trainer import Prepared
 
-    nproc = fields.get("nproc") or 1
     under_torchrun = launched_by_torchrun()
     configs = []
     for f, path in per_run:
@@ -164,37 +171,32 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
         configs.append((TrainConfig(**f), path))
     for cfg, path in configs:  # every bad input is refused before any run starts
         Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
-    if nproc > 1 and not under_torchrun:
-        sys.exit(launch(nproc, launch_args))
-    results = []
-    try:
-        for cfg, path in configs:
-            results.append(train(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given))
-    except Interrupted as stop:
-        if stop.main:
-            again = (
-                f"fsa2rnn train --out {shlex.quote(str(out))} --resume"
-                + (f" --seeds {params['seeds']}" if seeds else "")
-                + (f" --lr-grid {params['lr_grid']}" if rates else "")
-                + (f" --nproc {configs[0][0].nproc}" if configs[0][0].nproc > 1 else "")
-            )
-            click.echo(f"interrupted: {stop}; continue with: {again}", err=True)
-        sys.exit(0 if under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
+    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun)
+
+
+def execute(plan: Plan) -> dict[str, Any] | None:
+    """Train every run of ``plan`` in turn; with several seeds (or rates) write RUN/summary.json. The result of the
+    one run, or the seeds' (rates') summary; None on the ranks other than 0. Ctrl-C raises
+    :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed."""
+    from .trainer import train
+
+    results = [
+        train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
+        for cfg, path in plan.configs
+    ]
     if results[0] is None:  # not rank 0
-        return
-    if rates:
-        grid = [results[i * len(seeds) : (i + 1) * len(seeds)] for i in range(len(rates))]
-        summary = grid_summary(rates, grid, fields["task"], fields.get("model") or "deltanet")
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
-        click.echo(json.dumps(summary, default=float) if params.get("as_json") else "\n".join(grid_lines(summary)))
-    elif seeds:
-        summary = summarize(results, configs[0][0])
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1))
-        report(summary, params.get("as_json"))
+        return None
+    if plan.rates:
+        n = len(plan.seeds or [])
+        grid = [results[i * n : (i + 1) * n] for i in range(len(plan.rates))]
+        summary = grid_summary(plan.rates, grid, plan.fields["task"], plan.fields.get("model") or "deltanet")
+    elif plan.seeds:
+        summary = summarize(results, plan.configs[0][0])
     else:
-        report(results[0], params.get("as_json"))
+        return results[0]
+    plan.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(plan.out / SUMMARY, json.dumps(summary, indent=1))
+    return summary
 
 
 def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | None:
@@ -207,51 +209,6 @@ def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | N
     if not seeds:
         raise SpecError("--lr-grid needs --seeds (the rate is chosen by the median over the seeds)")
     return rates
-
-
-def launch(nproc: int, args: list[str]) -> int:
-    """``torchrun --standalone --nproc-per-node N -m fsa2rnn.nn.train ARGS``; its exit status."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        f"--nproc-per-node={nproc}",
-        "-m",
-        "fsa2rnn.nn.train",
-        *args,
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    # torchrun runs in a session of its own, so that Ctrl-C reaches this process alone (torchrun would kill its
-    # workers at once); this process passes it on to the workers, which finish the step, checkpoint, let rank 0 say
-    # how to resume and exit 0; this process then exits with the interrupted status
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    interrupted: list[bool] = []
-
-    def forward(signum: int, frame: Any) -> None:
-        interrupted.append(True)
-        workers = _children(proc.pid)
-        for pid in workers:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGINT)
-        if not workers:
-            proc.terminate()
-
-    previous = signal.signal(signal.SIGINT, forward)
-    try:
-        rc = proc.wait()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    return EXIT_INTERRUPTED if interrupted else rc
-
-
-def _children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (Linux: /proc/PID/task/*/children); [] where that cannot be read."""
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError, ValueError):
-            out += [int(c) for c in (task / "children").read_text().split()]
-    return out
 
 
 def learned(result: dict[str, Any], threshold: float) -> bool:
@@ -280,59 +237,3 @@ def summarize(results: list[dict[str, Any]], cfg: Any) -> dict[str, Any]:
     }
 
 
-def report(result: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(result, default=float))
-        return
-    if "runs" in result:
-        click.echo(f"{result['task']} · {result['model']}: {result['learned']}/{len(result['runs'])} seeds learned")
-        for r in result["runs"]:
-            click.echo(
-                f"  seed {r['seed']}: {_lmax(r)}  steps {r['steps']}  loss {r['final_loss']:.4g}  "
-                f"token accuracy {_accs(r['eval'])}"
-            )
-        med = result["median_l_max"]
-        click.echo(
-            f"median L_max over the seeds that learned: {'-' if med is None else med}"
-            f"{' (capped)' if result['median_l_max_capped'] else ''}"
-        )
-        return
-    click.echo(
-        f"run: {result['run']}  steps: {result['steps']}  final loss: {result['final_loss']:.4g}  "
-        f"train accuracy: {result['train_accuracy']:.4f}"
-    )
-    ev = result["eval"]
-    if ev.get("token_accuracy"):
-        click.echo("length  token_acc  seq_acc  scaled")
-        for n, t, s, c in zip(ev["lengths"], ev["token_accuracy"], ev["sequence_accuracy"], ev["scaled_accuracy"]):
-            click.echo(f"{n:>6}  {t:9.4f}  {s:7.4f}  {c:6.3f}")
-    for sk in result.get("skipped") or []:
-        click.echo(f"skipped length {sk['length']}: {sk['reason']}")
-    if "range" in result:
-        r = result["range"]
-        click.echo(
-            f"answers on lengths {r['lengths']}: accuracy {r['accuracy']:.4f}, scaled {r['scaled_accuracy']:.3f}"
-        )
-    if "eval_regression" in result:
-        for r in result["eval_regression"]:
-            click.echo(f"length {r['length']}: MSE {r['mse']:.4g}, R² {r['r2']:.4f}")
-    if "l_max" in result:
-        click.echo(f"L_max: {_lmax(result)}" + (f" ({result['l_max_note']})" if result.get("l_max_note") else ""))
-    if result.get("exact") and result["exact"].get("exact") is not None:
-        e = result["exact"]
-        click.echo(
-            f"tables exact: {e['exact']} ({e['triples']} reachable triples, logit margin {e['margin']:.3g})"
-            + (f", witness {e['witness']}" if e["witness"] else "")
-        )
-
-
-def _lmax(r: dict[str, Any]) -> str:
-    if r.get("l_max") is not None:
-        return str(r["l_max"])
-    return "none up to the cap" if r.get("l_max_capped") else "-"
-
-
-def _accs(ev: dict[str, Any]) -> str:
-    if not ev.get("token_accuracy"):
-        return "-"
-    return " ".join(f"{n}:{a:.3f}" for n, a in zip(ev["lengths"], ev["token_accuracy"]))

@@ -1,6 +1,6 @@
-"""The files of a training run directory, in one leaf module (it imports no other module of the trainer at load,
-and no torch): their names, the per-step seed streams, reading ``config.json`` and ``metrics.jsonl``, and loading a
-run's model (:func:`load_run`, which imports torch when called).
+"""The files of a training run directory, in one leaf module (it imports no other module of the trainer, and no
+torch): their names, the per-step seed streams, and reading ``config.json``'s fields and ``metrics.jsonl``. A run's
+settings and model are read back by fsa2rnn.nn.train.config (``read_run_record``, ``load_run``).
 
 A run directory holds ``config.json`` (the TrainConfig, the ModelConfig and the task), ``model.safetensors`` (the
 last checkpoint), ``metrics.jsonl`` (one record per logged step), and after training ``eval.json`` and
@@ -58,25 +58,6 @@ def read_run_fields(run: Path) -> dict[str, Any]:
     return data["train"]
 
 
-def read_run_record(text: str, where: str) -> tuple[Any, Any]:
-    """(TrainConfig, ModelConfig) of the text of a RUN/config.json; SpecError naming ``where`` if it is not one."""
-    from ..model import ModelConfig
-    from .config import TrainConfig
-
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise SpecError(f"{where}: {'the file is empty' if not text.strip() else 'not valid JSON'}") from None
-    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
-        raise SpecError(f"{where}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
-    mcfg = ModelConfig.from_dict(data.get("model"))
-    if mcfg.layer in ("deltanet", "deltaproduct") and not {"form", "output_norm"} & set(mcfg.layer_args):
-        # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
-        # either was written before the layer had forms, with the bare layer
-        mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
-    return TrainConfig.from_dict(data.get("train")), mcfg
-
-
 def read_metrics(path: Path) -> list[dict[str, Any]]:
     """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
     if not path.exists():
@@ -111,21 +92,6 @@ def check_run_dir(run: str | Path) -> Path:
     return path
 
 
-def load_run(run: str | Path) -> tuple[Any, Any, Any]:
-    """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
-    from ..model import SequenceModel
-    from .checkpoint import load_checkpoint, restore
-    from .config import task_of
-
-    path = check_run_dir(run)
-    cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
-    _, tensors = load_checkpoint(path / MODEL)
-    model = SequenceModel.from_config(mcfg)
-    restore(model, tensors)
-    model.eval()
-    return model, task_of(cfg), cfg
-
-
 __all__ = [
     "ALL_RUN_FILES",
     "CONFIG",
@@ -138,9 +104,7 @@ __all__ = [
     "RUN_FORMAT",
     "check_run_dir",
     "holds_run",
-    "load_run",
     "read_metrics",
     "read_run_fields",
-    "read_run_record",
     "stream_seed",
 ]

@@ -29,16 +29,16 @@ import torch
 import torch.nn.functional as F
 
 from fsa2rnn.fsa import progress
-from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.errors import Interrupted, SpecError
 from fsa2rnn.fsa.io import atomic_write_text
 
+from ..layers.nfsm import NFSM
 from ..limits import check_train
 from ..model import SequenceModel
 from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, head_family_of, model_config, run_record, task_of
+from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
-from .evaluation import evaluate_run_model
 from .init_from import init_architecture, load_init
 from .objectives import (
     ANCHOR_WEIGHT,
@@ -50,7 +50,9 @@ from .objectives import (
     first_error,
     frontier_excess,
 )
-from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, read_run_record, stream_seed
+from .plots import plot_curves, run_title
+from .run_eval import evaluate_run_model
+from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, stream_seed
 from .runfiles import DATA as _DATA
 from .runfiles import NOISE as _NOISE
 from .runfiles import VAL as _VAL
@@ -148,14 +150,6 @@ class Prepared:
                     raise SpecError(f"--resume: the checkpoint in {str(self.out)!r} is of another model")
 
 
-class Interrupted(Exception):
-    """Training stopped by Ctrl-C (SIGINT) or SIGTERM; the message says where the run stands. ``main``: rank 0."""
-
-    def __init__(self, message: str, main: bool = True) -> None:
-        super().__init__(message)
-        self.main = main
-
-
 def train(
     cfg: TrainConfig, out: str | Path, *, resume: bool = False, given: set[str] | None = None
 ) -> dict[str, Any] | None:
@@ -216,7 +210,6 @@ class _Trainer:
     # ------------------------------------------------------------------ Brandoit et al.'s arms (objectives.py)
     def _init_arm(self, header: dict[str, Any] | None) -> None:
         cfg = self.cfg
-        from ..layers.nfsm import NFSM
 
         layers = [m for m in self.model.modules() if isinstance(m, NFSM)]
         # the top NFSM layer: the one the anchored arm supervises (the authors' two-layer NFSM on TSO_N)
@@ -521,7 +514,6 @@ def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
         result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
     ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)
     atomic_write_text(out / EVAL, json.dumps(ev, indent=1))
-    from .plots import plot_curves, run_title
 
     plot_curves(out / CURVES, read_metrics(out / METRICS), ev, title=run_title(cfg))
     last = result["last"]

@@ -1,20 +1,30 @@
 """Helpers shared by the registry's checks: compile-check-run (with the exact checker shown to reject a near miss),
 the float orbit of a learned layer along x^k, a tiny fit to counting.
 
-The checkers are called through their modules' attributes (``exact_check.exact_check``, ``extract.extract_and_compare``)
+The checkers are called through their modules' attributes (``exact.exact_check``, ``extract.extract_and_compare``)
 so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from fsa2rnn.compiler.model import CompiledModel
+from fsa2rnn.compiler.registry import target_of
+from fsa2rnn.compiler.targets.lrnn import exact as ec
 from fsa2rnn.fsa.automaton import Automaton
+from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn.train.config import TrainConfig, load_run
+from fsa2rnn.nn.train.trainer import train
+from fsa2rnn.realize import extract as ex
+from fsa2rnn.realize.verify import verify_model
 
-from . import require
+from .claims import require
 
 
 def near_miss(automaton: Automaton) -> Automaton:
@@ -28,14 +38,12 @@ def near_miss(automaton: Automaton) -> Automaton:
 
 
 def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
-    """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (an NFSM:
-    its extracted tables, realize/extract.py; a linear RNN: compiler/exact_check.py); evidence."""
-    from fsa2rnn.compiler import exact_check as ec
-    from fsa2rnn.realize import extract as ex
-
+    """The exact check accepts ``model`` against its automaton and rejects it against :func:`near_miss` (a target
+    whose tables are extracted exactly, the NFSM: those tables, realize/extract.py; a linear RNN:
+    compiler/targets/lrnn/exact.py); evidence."""
     name = automaton.name or "the automaton"
     miss = near_miss(automaton)
-    if model.target == "nfsm":
+    if target_of(model).extraction is not None:
         ok = ex.extract_and_compare(model, automaton)
         require(bool(ok["match"]), f"{name}: the extracted tables do not realize it: {ok['statement']}")
         bad = ex.extract_and_compare(model, miss)
@@ -50,8 +58,6 @@ def exact_two_sided(model: CompiledModel, automaton: Automaton) -> str:
 
 def float_run(model: CompiledModel, automaton: Automaton, *, length: int = 256, n_words: int = 8) -> str:
     """A float64 run on ``n_words`` random words of ``length`` (realize/verify.py): every readout right."""
-    from fsa2rnn.realize.verify import verify_model
-
     rep = verify_model(model, automaton, dtype="float64", length=length, n_words=n_words)
     require(bool(rep["ok"]), f"{automaton.name}: verify failed (first failing length {rep['first_failing_length']})")
     return f"{n_words}×{length} float64 readouts right"
@@ -109,49 +115,43 @@ def orbit(model: Any, symbol: int, *, chunk: int, budget: int) -> dict[str, Any]
         model.train(was)
 
 
-def fit_counting(model: Any, modulus: int, *, steps: int, seed: int, length: int = 8, lr: float = 3e-3) -> float:
-    """Train ``model`` a few steps on counting the 1s of random 0/1 words modulo ``modulus`` (parity for 2);
-    returns the token accuracy on fresh words of the same length."""
-    g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        x = torch.randint(0, 2, (32, length), generator=g)
-        loss = torch.nn.functional.cross_entropy(
-            model(x).reshape(-1, model.config.n_classes), (x.cumsum(1) % modulus).reshape(-1)
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        x = torch.randint(0, 2, (256, length), generator=g)
-        return float((model(x).argmax(-1) == x.cumsum(1) % modulus).float().mean())
+def counter(modulus: int) -> Automaton:
+    """The number of 1s read so far modulo ``modulus``, on words of 0s and 1s (parity for 2)."""
+    step = np.arange(modulus)
+    return Automaton(np.stack([step, np.roll(step, -1)]), states=[str(v) for v in step], symbols=["0", "1"],
+                     initial=0, name=f"count1 mod {modulus}")  # fmt: skip
 
 
 def fit_until(
-    model: Any,
+    layer: str,
     modulus: int,
     *,
-    target: float,
     max_steps: int,
     seed: int,
     length: int = 8,
     lr: float = 1e-2,
     round_steps: int = 100,
-) -> tuple[float, int, float]:
-    """Train ``model`` on counting modulo ``modulus`` (random 0/1 words of ``length``) in rounds of ``round_steps``
-    until its token accuracy on fresh words of that length reaches ``target`` or ``max_steps`` are spent (a local
-    loop, not the trainer): (accuracy, steps, seconds)."""
-    import time
-
-    start, steps, acc = time.perf_counter(), 0, 0.0
-    while steps < max_steps:
-        acc = fit_counting(model, modulus, steps=round_steps, seed=seed + steps, length=length, lr=lr)
-        steps += round_steps
-        if acc >= target:
-            break
-    return acc, steps, time.perf_counter() - start
+    **flags: Any,
+) -> tuple[SequenceModel, float, int, float]:
+    """A ``layer`` model trained by fsa2rnn's trainer (``fsa2rnn train``'s settings ``flags``: ``layers``,
+    ``d_model``, ``eig``, …) on counting 1s modulo ``modulus`` on words of ``length``, validated every
+    ``round_steps`` steps and stopped once a validation reads every word right, or after ``max_steps``; then its
+    token accuracy on 256 fresh words of that length: (model, accuracy, steps, seconds). The run lives in a
+    temporary directory."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "count.json"
+        counter(modulus).save(spec)
+        cfg = TrainConfig(task=str(spec), model=layer, train_length=f"{length}..{length}", steps=max_steps, batch=32,
+                          lr=lr, seed=seed, val_every=round_steps, early_stop=1, checkpoint_every=max_steps,
+                          eval_lengths=[length], samples=16, lmax=False, progress=False, **flags)  # fmt: skip
+        result = train(cfg, Path(tmp) / "run")
+        model, _, _ = load_run(Path(tmp) / "run")
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        x = torch.randint(0, 2, (256, length), generator=g)
+        acc = float((model(x).argmax(-1) == x.cumsum(1) % modulus).float().mean())
+    return model, acc, int(result["steps"]), time.perf_counter() - start
 
 
 @torch.no_grad()
@@ -192,7 +192,5 @@ def learned(
     **layer_args: Any,
 ) -> Any:
     """A small SequenceModel of ``n_layers`` ``layer`` blocks (seeded init, float32, no MLP by default)."""
-    from fsa2rnn.nn.model import SequenceModel
-
     torch.manual_seed(seed)
     return SequenceModel(vocab, n_classes, layer, n_layers, d_model, layer_args=layer_args, mlp_ratio=mlp_ratio)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import Part, checked, require, theorem
+from fsa2rnn.nn.layers import DLR
+from fsa2rnn.nn.ops import dlr_kernel_conv
+from fsa2rnn.nn.ops.dlr import fft_kernel
+from fsa2rnn.nn.ops.dlr.naive import naive_kernel
+
+from .claims import Part, checked, require, theorem
 
 SRC = "Gupta, Mehta & Berant, Simplifying and Understanding State Space Models with Diagonal Linear RNNs"
 
 
 def _impulse_response(log_lambda: torch.Tensor, w: torch.Tensor, length: int, kernel: str) -> np.ndarray:
     """κ (H, L) as the op computes it: the response of dlr_kernel_conv to a unit impulse at position 0."""
-    from fsa2rnn.nn.ops import dlr_kernel_conv
-
     u = torch.zeros(1, length, log_lambda.shape[-2], dtype=torch.float64)
     u[0, 0] = 1.0
     return dlr_kernel_conv(log_lambda, w, u, kernel=kernel).numpy()[0].T
@@ -26,9 +29,6 @@ def _impulse_response(log_lambda: torch.Tensor, w: torch.Tensor, length: int, ke
     "equivalence",
 )
 def init_dft(thorough: bool) -> Part:
-    from fsa2rnn.nn.layers import DLR
-    from fsa2rnn.nn.ops.dlr.naive import naive_kernel
-
     worst_exact, worst_init, bound_init = 0.0, 0.0, 0.0
     sizes = (4, 16, 64, 256) if thorough else (4, 16, 64)
     for n in sizes:
@@ -82,8 +82,6 @@ def _prod_as_dlr(lam: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray
     "equivalence",
 )
 def prod(thorough: bool) -> Part:
-    from fsa2rnn.nn.layers import DLR
-
     worst, checked_ = 0.0, []
     for n, length in ((2, 64), (8, 256), (16, 512)) + (((32, 2048),) if thorough else ()):
         torch.manual_seed(n)
@@ -108,7 +106,6 @@ def prod(thorough: bool) -> Part:
         kron_w = (w[:, :, None] * v[:, None, :]).reshape(2, -1)
         k = np.arange(length)
         direct = (w[..., None] * lam[..., None] ** k).sum(1) * (v[..., None] * mu[..., None] ** k).sum(1)
-        from fsa2rnn.nn.ops.dlr import fft_kernel
 
         got = fft_kernel(torch.from_numpy(np.log(kron_l)), torch.from_numpy(kron_w), length).numpy()
         worst_k = max(worst_k, float(np.abs(got - direct).max() / np.abs(direct).max()))
@@ -141,8 +138,6 @@ def _sequential(lam: np.ndarray, w: np.ndarray, u: np.ndarray, part: str) -> np.
     "equivalence",
 )
 def conv(thorough: bool) -> Part:
-    from fsa2rnn.nn.ops import dlr_kernel_conv
-
     rng = np.random.default_rng(7)
     worst, cases = 0.0, []
     for n, length in ((4, 64), (16, 300)) + (((32, 2048),) if thorough else ()):

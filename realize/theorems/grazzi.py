@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_householder, gh
-from fsa2rnn.compiler.program import program_of
+from fsa2rnn.compiler import compile_householder, program_of
+from fsa2rnn.compiler.targets.lrnn import gh
 from fsa2rnn.fsa.library import resolve_spec
+from fsa2rnn.nn import load_model
+from fsa2rnn.nn.layers import build_layer
 
-from . import Part, checked, demonstrated, require, theorem, verified
+from .claims import Part, checked, demonstrated, require, theorem, verified
 from .common import exact_two_sided, fit_until, float_run, layer_eigenvalues, learned, orbit
 
 SRC = "Grazzi et al., Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues"
@@ -17,8 +22,6 @@ SRC = "Grazzi et al., Unlocking State-Tracking in Linear RNNs Through Negative E
 
 def _readout_along(spec: str, symbol: str, length: int, dtype: torch.dtype, **kw) -> tuple[np.ndarray, np.ndarray]:
     """(what a compiled Householder model reads along symbol^length at dtype, the automaton's states)."""
-    from fsa2rnn.nn import load_model
-
     a = resolve_spec(spec)
     m = compile_householder(a, **kw)
     ids = np.full((1, length), a.symbols.index(symbol))
@@ -72,12 +75,13 @@ def thm1(thorough: bool) -> list[Part]:
     models["mamba[0,1] 2 layers random"] = learned("mamba", seed=3, n_layers=2, **mamba)
     models["deltanet[0,1] 1 layer random"] = learned("deltanet", seed=0, **delta)
     fits = []
-    for layer, args in [("mamba", mamba)] + ([("deltanet", delta)] if thorough else []):
-        fitted = learned(layer, seed=1, n_layers=2, mlp_ratio=2, d_model=8, **args)
-        acc, steps, secs = fit_until(
-            fitted, 2, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+    flags = {"mamba": {"eig": "0,1", "state_size": 4}, "deltanet": {"eig": "0,1", "heads": 1, "head_dim": 4}}
+    for layer in ["mamba"] + (["deltanet"] if thorough else []):
+        fitted, acc, steps, secs = fit_until(
+            layer, 2, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25, layers=2,
+            mlp_ratio=2.0, d_model=8, **flags[layer]
         )
-        require(acc >= 0.99, f"{layer}[0,1] 2 layers: the local fit reached only {acc:.3f} on parity ≤ 6")
+        require(acc >= 0.99, f"{layer}[0,1] 2 layers: training reached only {acc:.3f} on parity ≤ 6")
         name = (
             f"{layer}[0,1] 2 layers fitted to parity of words of length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"
         )
@@ -122,11 +126,11 @@ def thm2(thorough: bool) -> list[Part]:
         "mamba[0,1] 1 layer random": (learned("mamba", seed=2, n_classes=3, **pos), 1),
         "mamba[-1,1] 2 layers random": (learned("mamba", seed=4, n_classes=3, n_layers=2, **neg), 2),
     }
-    fitted = learned("mamba", seed=1, n_classes=3, n_layers=2, mlp_ratio=2, d_model=8, **neg)
-    acc, steps, secs = fit_until(
-        fitted, 3, target=0.99, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25
+    fitted, acc, steps, secs = fit_until(
+        "mamba", 3, max_steps=2000 if thorough else 800, seed=1, length=6, lr=2e-2, round_steps=25, layers=2,
+        mlp_ratio=2.0, d_model=8, eig="-1,1", state_size=4
     )
-    require(acc >= 0.99, f"mamba[-1,1] 2 layers: the local fit reached only {acc:.3f} on counting mod 3 ≤ 6")
+    require(acc >= 0.99, f"mamba[-1,1] 2 layers: training reached only {acc:.3f} on counting mod 3 ≤ 6")
     models[f"mamba[-1,1] 2 layers fitted to counting mod 3, length 6 (acc {acc:.3f}, {steps} steps, {secs:.1f} s)"] = (
         fitted,
         2,
@@ -272,8 +276,6 @@ def prop1_orthogonal(thorough: bool) -> str:
     "construction",
 )
 def prop1_permutation(thorough: bool) -> str:
-    import itertools
-
     rng = np.random.default_rng(3)
     perms = [np.array(p) for n in range(1, 6) for p in itertools.permutations(range(n))]
     small = len(perms)
@@ -335,8 +337,6 @@ def _factor_bound(m, spec: str, must_be_minimal: bool) -> str:
     """Per key of the (one) permutation layer: non-identity factors = points ρ(δ_x) moves − its cycles (the fewest
     swaps), ≤ k − 1 (k: the most points one ρ(δ_x) moves), and the degree n minimal when |G| ∤ (n − 1)! (required
     with ``must_be_minimal``; otherwise reported as not decided)."""
-    import math
-
     layer = program_of(m).layers[0]
     n, fkind, fargs = layer.width, layer.stored["fkind"], layer.stored["fargs"]
     counts = gh.factors_per_row(fkind)
@@ -472,8 +472,6 @@ def thm6(thorough: bool) -> list[Part]:
 def _layer_spectrum(name: str, args: dict, *, d_model: int, n_inputs: int, seed: int) -> np.ndarray:
     """Eigenvalues (complex) of transition(x) of a freshly initialized layer class (float64) over random inputs
     x ~ N(0, 20²) of width d_model: the values its parameterization can take, no training."""
-    from fsa2rnn.nn.layers import build_layer
-
     torch.manual_seed(seed)
     layer = build_layer(name, d_model, **args).double()
     x = torch.randn(n_inputs, d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)) * 20

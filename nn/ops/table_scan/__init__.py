@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import torch
 
+from fsa2rnn.fsa.lazy import lazy_getattr
+
 from .chunked import chunked_table_scan
 from .naive import naive_table_scan
 from .torch_scan import torch_table_scan
@@ -69,10 +71,9 @@ def _kernels():
     return kernels
 
 
-def __getattr__(name: str):
-    if name in ("triton_available", "triton_table_scan"):
-        return getattr(_kernels(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(
+    __name__, {"triton_available": ("triton", "triton_available"), "triton_table_scan": ("triton", "triton_table_scan")}
+)
 
 
 __all__ = [

@@ -1,12 +1,12 @@
-"""Fast CPU table scan: the numpy chunked scan of fsa2rnn.runtime.table_scan (its docstring derives the chunking;
+"""Fast CPU table scan: the numpy chunked scan of fsa2rnn.compiler.scans.table_scan (its docstring derives the chunking;
 README.md, "Chunking"), behind the torch contract of :func:`naive_table_scan`."""
 
 from __future__ import annotations
 
 import torch
 
-from fsa2rnn.runtime.table_scan import choose_chunk as _choose_chunk
-from fsa2rnn.runtime.table_scan import table_scan
+from fsa2rnn.compiler.scans.table_scan import choose_chunk as _choose_chunk
+from fsa2rnn.compiler.scans.table_scan import table_scan
 
 from .naive import _mask
 

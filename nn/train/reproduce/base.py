@@ -10,12 +10,17 @@ the authors' setup that remain at a scale.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.registry import did_you_mean
+
+from ...limits import parse_seeds
+from .tables import plot_table, table_markdown
 
 SCALES = ("tiny", "small", "medium", "paper")
 
@@ -65,15 +70,11 @@ class Reproduction:
         return []
 
     def markdown(self, table: dict[str, Any]) -> str:
-        """``DIR/table.md`` (and what the command prints): by default the L_max table of runner.table_markdown."""
-        from .runner import table_markdown
-
+        """``DIR/table.md`` (and what the command prints): by default the L_max table of tables.table_markdown."""
         return table_markdown(table)
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
-        """``DIR/plot.png``: by default L_max per task and model (runner.plot_table)."""
-        from .runner import plot_table
-
+        """``DIR/plot.png``: by default L_max per task and model (tables.plot_table)."""
         plot_table(table, path)
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
@@ -91,23 +92,47 @@ class Reproduction:
         """Parse and check ``--tasks T,…``, ``--models M,…``, ``--arm A`` and ``--seeds 42..46`` (None: all)."""
         if scale not in self.scales:
             raise SpecError(f"--scale must be one of {', '.join(self.scales)} for {self.name}, got {scale!r}")
-        chosen_tasks = _pick(tasks, self.tasks, "--tasks", self.name)
+        chosen_tasks = _pick(tasks, self.tasks, "--tasks", self.name, aliases=lambda: self.task_aliases(scale))
         chosen_models = _pick(models, self.models, "--models", self.name)
         chosen_arms = _pick(arm, self.arms, "--arm", self.name)
         if seeds is None:
             chosen_seeds = list(self.seeds)
         else:
-            from ..run import parse_seeds
-
             chosen_seeds = parse_seeds(seeds)
         return chosen_tasks, chosen_models, chosen_arms, chosen_seeds
 
 
-def _pick(text: str | None, allowed: tuple[str, ...], option: str, name: str) -> list[str]:
+    def task_aliases(self, scale: str) -> dict[str, str]:
+        """The full name of each of the table's tasks — the task its runs train, as ``fsa2rnn tasks`` lists it
+        (``grazzi:parity`` for ``parity``) — mapped to the table's name for it (read from the jobs)."""
+
+        names: dict[str, str] = {}
+        for task in self.tasks:
+            for model, arm in itertools.product(self.models, self.arms):
+                jobs = self.jobs(scale, [task], [model], [arm], [self.seeds[0]])
+                if jobs:
+                    names[str(jobs[0].config.get("task", task))] = task
+                    break
+        return names
+
+
+def _pick(
+    text: str | None, allowed: tuple[str, ...], option: str, name: str, aliases: Any = None
+) -> list[str]:
+    """The names of ``text`` (comma-separated; all of ``allowed`` when None), each one of ``allowed`` or a key of
+    ``aliases()`` (full task names); SpecError naming the first unknown one, with a suggestion."""
     if text is None:
         return list(allowed)
     chosen = [t.strip() for t in text.split(",") if t.strip()]
+    known: dict[str, str] = {}
+    if aliases is not None and any(t not in allowed for t in chosen):
+        known = aliases()
+        chosen = [known.get(t, t) for t in chosen]
     bad = [t for t in chosen if t not in allowed]
-    if not chosen or bad:
-        raise SpecError(f"{option}: {', '.join(bad) or repr(text)} not in {name} (choose from {', '.join(allowed)})")
+    if not chosen:
+        raise SpecError(f"{option}: no names in {text!r} (choose from {', '.join(allowed)})")
+    if bad:
+        what = {"--tasks": "task", "--models": "model", "--arm": "arm"}.get(option, "name")
+        raise SpecError(f"{option}: unknown {what} of {name} {bad[0]!r} (choose from {', '.join(allowed)}"
+                        f"{did_you_mean(bad[0], [*allowed, *known])})")  # fmt: skip
     return list(dict.fromkeys(chosen))

@@ -17,8 +17,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from ...layers import LAYERS
 from .base import Job, Reproduction
-from .runner import TINY_NOTE
+from .tables import TINY_NOTE
 
 _K = 1024
 _M = 1 << 20
@@ -198,8 +199,6 @@ class BrandoitTable1(Reproduction):
         return self.paper.get((task, model))
 
     def unavailable(self, job: Job) -> str | None:
-        from ...layers import LAYERS
-
         if job.config["model"] not in LAYERS:
             return f"the {job.model} layer is not in this build"
         return None

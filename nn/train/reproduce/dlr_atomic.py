@@ -19,10 +19,12 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from fsa2rnn.fsa.plotting import pyplot
+
 from ...tasks.dlr import DLR_TASKS
 from ..presets import get_preset
 from .base import Job, Reproduction
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 #: the long-Shift row (Table 2) and the models run on it
 LONG_SHIFT = "shift-long"
@@ -151,10 +153,7 @@ class DLRAtomic(Reproduction):
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
         """R² per task (x) and model (colour): every seed (a dot), the median (a bar); R² below −0.5 drawn at −0.5."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         models = [m for m in self.models if any(m == c["model"] for c in table["cells"])]

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.plotting import pyplot
 
 from ..presets import get_preset
 from .base import Job, Reproduction
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 PRESET = "grazzi-s5"
 #: the table's variant → fsa2rnn task
@@ -164,10 +165,7 @@ class GrazziS5(Reproduction):
     def plot(self, table: dict[str, Any], path: Path) -> None:
         """Sequence accuracy against length, one panel per variant (Fig. 4): every seed (thin), the best (bold),
         the training length dashed."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))

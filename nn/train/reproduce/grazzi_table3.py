@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.fsa.plotting import pyplot
 
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
 from .base import Job, Reproduction
-from .runner import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
 TASKS = {
@@ -251,10 +252,7 @@ class GrazziTable3(Reproduction):
     def plot(self, table: dict[str, Any], path: Path) -> None:
         """Scaled accuracy per model and eigenvalue range, one panel per task: every seed at the chosen rate (dots;
         other rates faint), our best (bar), the paper's best (black tick) and median (grey tick)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = [(m, a) for m in MODELS for a in ARMS if any((c["model"], c["arm"]) == (m, a) for c in table["cells"])]

@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write, atomic_write_text
+from fsa2rnn.fsa.io import atomic_write_text, output_directory
+from fsa2rnn.fsa.progress import bar as progress_bar
+from fsa2rnn.fsa.progress import quiet
 
+from ..runfiles import EVAL
 from .base import Job, Reproduction
 
 RECORD = "reproduce.json"
@@ -24,8 +27,7 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_
     from ..config import TrainConfig
     from ..trainer import Prepared
 
-    if out.exists() and not out.is_dir():
-        raise SpecError(f"--out {str(out)!r} exists and is not a directory")
+    output_directory(out)
     if table_only:
         if not (out / "runs").is_dir():
             raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
@@ -39,7 +41,6 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
     """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
     with ``train_missing`` False, records it as not run)."""
     from ..config import TrainConfig
-    from ..runfiles import EVAL
     from ..trainer import train
 
     run = out / "runs" / job.name
@@ -71,9 +72,6 @@ def reproduce(
     """Run (or read back) every job and write the table; the table's JSON object. ``progress``: a bar over the
     runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``). ``table_only``: train nothing, the table of
     the runs already finished in ``out`` (the others "not run")."""
-    from fsa2rnn.fsa.progress import bar as progress_bar
-    from fsa2rnn.fsa.progress import quiet
-
     out.mkdir(parents=True, exist_ok=True)
     records = []
     show = progress and not quiet() and not table_only
@@ -121,94 +119,3 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
         "notes": rep.notes(scale),
         "cells": rows,
     }
-
-
-TINY_NOTE = "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing."
-
-
-def heading(table: dict[str, Any]) -> list[str]:
-    """The first lines of every table.md: the title with the command that made it, and the source."""
-    return [
-        f"# {table['title']} — `fsa2rnn reproduce {table['reproduction']} --scale {table['scale']}`",
-        "",
-        f"Source: {table['source']}",
-        "",
-    ]
-
-
-def notes_block(table: dict[str, Any]) -> list[str]:
-    """The last lines of every table.md: the table's notes (the deviations that remain at its scale)."""
-    return ["", "Notes:", ""] + [f"- {n}" for n in table["notes"]] if table["notes"] else []
-
-
-def save_plot(fig: Any, path: Path) -> None:
-    """Write a table's figure as DIR/plot.png (atomically) and free it."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=90))
-    plt.close(fig)
-
-
-def table_markdown(table: dict[str, Any]) -> str:
-    lines = [
-        *heading(table),
-        "| task | model | arm | ours | learned | exact | paper | paper, per seed | ours, per seed | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for c in table["cells"]:
-        paper = c.get("paper") or {}
-        per_seed = ", ".join(_seed_text(s) for s in c["seeds"])
-        lines.append(
-            f"| {c['task']} | {c['model']} | {c['arm']} | {c.get('aggregate', '-')} | {c.get('learned', '-')} | "
-            f"{c.get('exact', '-')} | {paper.get('aggregate', '-')} | {' '.join(paper.get('seeds', [])) or '-'} | "
-            f"{per_seed} | {c['seconds']} |"
-        )
-    lines += notes_block(table)
-    return "\n".join(lines) + "\n"
-
-
-def _seed_text(rec: dict[str, Any]) -> str:
-    seed = rec["job"]["seed"]
-    if rec.get("status") != "done":
-        return f"{seed}: not run"
-    mark = "†" if rec.get("exact") else ""
-    return f"{seed}: {rec.get('l_max_text', '-')}{mark}"
-
-
-def plot_table(table: dict[str, Any], path: Path) -> None:
-    """L_max per task (x) and model/arm (colour), log scale: every seed (dots), our median (bar), the paper's
-    median (black tick); a seed that did not learn is drawn at the bottom (×)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
-    series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(tasks) + 2), 4))
-    width = 0.8 / max(1, len(series))
-    floor = 8
-    for si, key in enumerate(series):
-        color = f"C{si}"
-        for c in table["cells"]:
-            if (c["model"], c["arm"]) != key:
-                continue
-            x = tasks.index(c["task"]) - 0.4 + width * (si + 0.5)
-            for rec in c["seeds"]:
-                v = rec.get("l_max_value")
-                if rec.get("status") == "done":
-                    ax.plot(x, v if v else floor, "o" if rec.get("learned") else "x", color=color, ms=4, alpha=0.8)
-            if c.get("median_value"):
-                ax.hlines(c["median_value"], x - width / 2, x + width / 2, color=color, lw=2)
-            paper = c.get("paper") or {}
-            if paper.get("value"):
-                ax.plot(x, paper["value"], marker="_", color="black", ms=14, mew=2)
-        ax.plot([], [], "o", color=color, label=f"{key[0]} ({key[1]})")
-    ax.plot([], [], marker="_", ls="", color="black", ms=14, mew=2, label="paper's median")
-    ax.set_xticks(range(len(tasks)), tasks, rotation=30, fontsize=8)
-    ax.set_yscale("log", base=2)
-    ax.set_ylabel("L_max (≥: no failure up to the cap)")
-    ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
-    ax.legend(fontsize=7, loc="best")
-    save_plot(fig, path)
