@@ -6,11 +6,10 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.analysis import ANALYSIS_STAGES, ANALYZE_MAX_BYTES, ENUMERATION_THRESHOLD, analyze
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.monoid import MAX_ELEMENTS
-from fsa2rnn.fsa.progress import stages
-
+from ..fsa.analysis import ANALYSIS_STAGES, ANALYZE_MAX_BYTES, ENUMERATION_THRESHOLD, analyze
+from ..fsa.library import resolve_spec
+from ..fsa.monoid import MAX_ELEMENTS
+from ..fsa.progress import stages
 from .errors import echo_json
 from .options import max_states_option
 

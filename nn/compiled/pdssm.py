@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.targets.pdssm.program import PDSSMProgram
-from fsa2rnn.compiler.wiring import causal_shift
-from fsa2rnn.fsa.errors import LimitExceededError
-
+from ...compiler.model import CompiledModel
+from ...compiler.targets.pdssm.program import PDSSMProgram
+from ...compiler.wiring import causal_shift
+from ...fsa.errors import LimitExceededError
 from ..ops import pd_scan
 from ..ops.pd_scan import pd_apply
 from ..ops.table_scan import keyed_table_scan

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-
+from ...fsa.errors import SpecError
+from ...fsa.io import atomic_write_text, output_directory
 from .. import limits
 from . import runfiles
 from .lr_grid import grid_summary, parse_lr_grid

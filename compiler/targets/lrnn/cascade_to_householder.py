@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa import holonomy_decomposition
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-
+from ....fsa import holonomy_decomposition
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError
 from . import gh
 from .spec import MAX_KEY_SPACE, GHLayerSpec, Readout
 

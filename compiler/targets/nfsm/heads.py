@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa import holonomy_decomposition
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
-from fsa2rnn.fsa.permutation_rep import faithful_permutation_representation
-
+from ....fsa import holonomy_decomposition
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from ....fsa.permutation_rep import faithful_permutation_representation
 from ...keys import HIGH_FIRST, decode
 from .exact import LayerTables
 
