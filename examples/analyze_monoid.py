@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa import Automaton, TransitionMonoid, analyze, green_classes, resolve_spec
-from fsa2rnn.fsa.classify import classify, definite_degree
-from fsa2rnn.fsa.realizability import realizability
+from fsa2rnn.fsa import (
+    Automaton,
+    TransitionMonoid,
+    analyze,
+    classify,
+    definite_degree,
+    green_classes,
+    realizability,
+    resolve_spec,
+)
 
 # 1. The full transformation monoid T_4 (builtin "T4"): 4^4 elements, one D-class per rank.
 M = TransitionMonoid(resolve_spec("T4"))
