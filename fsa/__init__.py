@@ -1,7 +1,7 @@
 """Automata and their algebra: the Automaton core, spec strings and builtins, transition monoids, holonomy.
 
 Public API (docs/architecture.md): ``Automaton``, ``resolve_spec``, ``TransitionMonoid``, ``green_classes``,
-``holonomy_decomposition``.
+``analyze`` (what ``fsa2rnn analyze --json`` prints), ``holonomy_decomposition``.
 Names are imported lazily so that the core stays light.
 """
 
@@ -29,6 +29,7 @@ __all__ = [
     "resolve_spec",
     "TransitionMonoid",
     "green_classes",
+    "analyze",
     "holonomy_decomposition",
     "Cascade",
     "classify",
@@ -57,6 +58,7 @@ __getattr__ = lazy_getattr(
     {
         "TransitionMonoid": ("monoid", "TransitionMonoid"),
         "green_classes": ("dclasses", "green_classes"),
+        "analyze": ("analysis", "analyze"),
         "holonomy_decomposition": ("holonomy", "holonomy_decomposition"),
         "Cascade": ("cascade", "Cascade"),
         "classify": ("classify", "classify"),

@@ -4,7 +4,10 @@ input."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
+import pytest
 from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
@@ -106,3 +109,42 @@ def test_definite_spec_file_is_robustly_realizable(tmp_path):
     assert r["affine_any"]["robust"]["realizes"] is True
     assert r["diagonal_nonnegative"]["exact"]["realizes"] is True  # aperiodic: resets only
     assert r["householder"]["exact"]["layers"] >= 1  # the holonomy cascade sizes the Theorem 4 construction
+
+
+#: Runs one command in a fresh interpreter and prints, on its last stderr line, the heavy libraries it imported.
+_PROBE = """import atexit, runpy, sys
+HEAVY = ("sympy", "scipy", "torch", "networkx", "automata", "matplotlib")
+atexit.register(lambda: print("LOADED", *sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY)), file=sys.stderr))
+sys.argv = ["fsa2rnn", *sys.argv[1:]]
+runpy.run_module("fsa2rnn.cli", run_name="__main__")
+"""
+
+
+def _loaded(args: list[str], stdin: str = "") -> list[str]:
+    cmd = [sys.executable, "-c", _PROBE, *args]
+    res = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stderr.strip().splitlines()[-1].split()[1:]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["show", "parity"], ["analyze", "parity", "--json"], ["analyze", "S4", "--json"], ["analyze", "T4"],
+     ["decompose", "parity"]],
+)  # fmt: skip
+def test_commands_import_only_what_they_use(args):
+    """Start-up: sympy and scipy are imported inside the functions that need them (non-solvable groups, large
+    graphs), torch only by the commands that train or load torch modules; none of them for these commands."""
+    assert _loaded(args) == []
+
+
+def test_run_imports_no_torch_sympy_or_scipy(tmp_path):
+    """`run` executes a compiled model in numpy (compile itself uses torch for its float certificates)."""
+    model = tmp_path / "parity.safetensors"
+    assert CliRunner().invoke(main, ["compile", "parity", "--target", "nfsm", "-o", str(model)]).exit_code == 0
+    assert _loaded(["run", str(model)], stdin='["1", "0", "1"]\n') == []
+
+
+def test_a_non_solvable_group_still_gets_sympy():
+    """The control: A5's composition factors need sympy, imported on use (the probe sees it)."""
+    assert "sympy" in _loaded(["analyze", "A5", "--json", "--no-cascade"])

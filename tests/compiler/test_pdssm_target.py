@@ -16,6 +16,7 @@ from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_pdssm, load_executor
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
+from fsa2rnn.compiler.targets.pdssm.executor import pd_step
 from fsa2rnn.compiler.targets.pdssm.program import pd_spectrum
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.errors import LimitExceededError
@@ -51,6 +52,40 @@ def _mutant(m: CompiledModel, name: str, edit) -> CompiledModel:
     t = {k: v.copy() for k, v in m.tensors.items()}
     edit(t[name])
     return CompiledModel(dict(m.header), t)
+
+
+def _random_weights(m: CompiledModel, seed: int, h0: str) -> CompiledModel:
+    """The model's tensors replaced by random ones: P any index arrays, D of random signs and magnitudes around 1
+    (a few zeros, and a few tiny entries that underflow), h0 one coordinate (``"one"``) or several (``"dense"``)."""
+    rng = np.random.default_rng(seed)
+    t = {k: v.copy() for k, v in m.tensors.items()}
+    s, n = t["pd.P"].shape
+    t["pd.P"] = rng.integers(0, n, (s, n))
+    t["pd.D"] = rng.choice([-1.0, 1.0], size=(s, n)) * np.exp(rng.normal(scale=0.5, size=(s, n)))
+    t["pd.D"].flat[rng.choice(s * n, size=3, replace=False)] = [0.0, 1e-200, -1e-200]
+    t["pd.h0"] = np.zeros(n)
+    t["pd.h0"][rng.choice(n, size=1 if h0 == "one" else 3, replace=False)] = rng.normal(size=1 if h0 == "one" else 3)
+    return CompiledModel(dict(m.header), t).seal()
+
+
+@pytest.mark.parametrize("h0", ["one", "dense"])
+@pytest.mark.parametrize("seed", range(4))
+def test_executors_run_the_weights_as_the_step_by_step_recurrence(seed, h0):
+    """The fast paths (one nonzero coordinate: a table scan and a running product) equal h_t = P(x_t) D(x_t) h_{t−1}
+    run one step at a time on random P, D and h0 at float64, read by argmax — not the automaton's states. (A dense
+    h0 runs the recurrence itself in numpy, and the chunked PD scan in torch, which may round differently.)"""
+    m = _random_weights(compile_pdssm(resolve_spec("S4")), seed, h0)
+    P, D, h = m.tensors["pd.P"], m.tensors["pd.D"], np.tile(m.tensors["pd.h0"], (5, 1))
+    ids = np.random.default_rng(seed).integers(0, P.shape[0], size=(5, 400))
+    want = np.empty(ids.shape, dtype=np.int64)
+    for t in range(ids.shape[1]):
+        h = pd_step(P[ids[:, t]], D[ids[:, t]], h)
+        want[:, t] = m.tensors["readout.states"][h.argmax(-1)]
+    assert not np.array_equal(want, _words(resolve_spec("S4"), n=5, length=400, seed=seed)[1])
+    assert len(np.unique(want)) > 2
+    assert np.array_equal(load_executor(m).predict_states(ids), want)
+    if h0 == "one":
+        assert np.array_equal(load_model(m).predict_states(torch.from_numpy(ids)).numpy(), want)
 
 
 @pytest.mark.parametrize(

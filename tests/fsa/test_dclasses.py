@@ -12,7 +12,7 @@ from cases import SMALL_CASES, case_automaton
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsa2rnn.fsa import LimitExceededError, TransitionMonoid, green_classes, resolve_spec
+from fsa2rnn.fsa import Automaton, LimitExceededError, TransitionMonoid, dclasses, green_classes, resolve_spec
 from fsa2rnn.fsa.classify import classify, definite_degree, definite_degree_of_generators
 from fsa2rnn.fsa.monoid import full_transformation_generators
 from fsa2rnn.fsa.realizability import realizability
@@ -68,6 +68,28 @@ def test_matches_the_full_enumeration_on_every_case(case):
 def test_matches_the_full_enumeration_on_t_n(n):
     M, S = TransitionMonoid(full_transformation_generators(n)), green_classes(full_transformation_generators(n))
     assert _counts(S) == _counts(M) and _subgroups(S) == _subgroups(M)
+
+
+@pytest.mark.parametrize("n", range(3, 7))
+def test_t_n_recognized_equals_the_general_path(n, monkeypatch):
+    """Sym(n) and a map of rank n − 1 generate T_n: the closed form gives what the orbit search gives, D-class by
+    D-class in the same order (the search runs with the recognition switched off)."""
+    gens = np.concatenate([full_transformation_generators(n)[::-1], np.random.default_rng(n).permutation(n)[None]])
+    fast = green_classes(gens)
+    monkeypatch.setattr(dclasses, "_full_transformation_classes", lambda g: None)
+    slow = green_classes(gens)
+    row = lambda d: (d.rank, d.images, d.kernels, d.lambda_order, d.rho_order, d.group_order, d.regular, d.idempotents)  # noqa: E731
+    assert [row(d) for d in fast.d_classes] == [row(d) for d in slow.d_classes]
+    assert [h.name for h in fast.maximal_subgroups] == [h.name for h in slow.maximal_subgroups]
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_t_n_is_not_recognized_without_a_rank_n_minus_1_map(n):
+    """Sym(n) with a map of rank n − 2 generates a proper submonoid of T_n: the orbit search, as the enumeration."""
+    gens = full_transformation_generators(n)
+    gens[2] = np.minimum(np.arange(n), n - 3)  # rank n − 2
+    M, S = TransitionMonoid(gens), green_classes(gens)
+    assert S.size < n**n and _counts(S) == _counts(M) and _subgroups(S) == _subgroups(M)
 
 
 def _konieczny_profile(gens: np.ndarray) -> tuple[tuple, list[tuple]]:
@@ -161,14 +183,14 @@ def test_realizability_from_the_d_classes_matches_the_full_path(spec):
 def test_analyze_json_is_the_same_on_both_paths(monkeypatch):
     """The green path (forced by a threshold of 0) gives the same JSON as the enumeration, up to the numbering of
     the D-classes that carry the subgroups."""
-    from fsa2rnn.cli import analyze as cli_analyze
+    from fsa2rnn.fsa import analysis
 
     for spec in ("T4", "flipflop", "S4", "gridworld:3"):
         a = resolve_spec(spec)
-        full = cli_analyze.analysis(a, cascade=False)
-        monkeypatch.setattr(cli_analyze, "ENUMERATION_THRESHOLD", 0)
-        assert type(cli_analyze.monoid_structure(a)).__name__ == "GreenClasses"
-        green = cli_analyze.analysis(a, cascade=False)
+        full = analysis.analyze(a, cascade=False)
+        monkeypatch.setattr(analysis, "ENUMERATION_THRESHOLD", 0)
+        assert type(analysis.monoid_structure(a)).__name__ == "GreenClasses"
+        green = analysis.analyze(a, cascade=False)
         monkeypatch.undo()
         for r in (full, green):
             r["monoid"]["subgroups"] = sorted(
@@ -179,7 +201,7 @@ def test_analyze_json_is_the_same_on_both_paths(monkeypatch):
 
 def test_limits_are_stated():
     with pytest.raises(LimitExceededError, match="orbit has more than"):
-        green_classes(full_transformation_generators(8), max_bytes=1 << 16)
+        green_classes(np.random.default_rng(0).integers(0, 12, (3, 12)), max_bytes=1 << 16)
     with pytest.raises(LimitExceededError, match="Schützenberger group"):
         green_classes(resolve_spec("M11"), max_bytes=1 << 20)  # the regular action: 7920 elements on 7920 points
 
@@ -191,10 +213,10 @@ def test_analyze_t7_takes_the_green_path_with_the_same_keys():
 
     from click.testing import CliRunner
 
-    from fsa2rnn.cli import analyze as cli_analyze
     from fsa2rnn.cli.main import main
+    from fsa2rnn.fsa.analysis import monoid_structure
 
-    assert type(cli_analyze.monoid_structure(resolve_spec("T7"))).__name__ == "GreenClasses"
+    assert type(monoid_structure(resolve_spec("T7"))).__name__ == "GreenClasses"
     big = json.loads(CliRunner().invoke(main, ["analyze", "T7", "--json", "--no-cascade"]).output)
     small = json.loads(CliRunner().invoke(main, ["analyze", "T4", "--json", "--no-cascade"]).output)
     m = big["monoid"]
@@ -205,3 +227,42 @@ def test_analyze_t7_takes_the_green_path_with_the_same_keys():
     assert [h["name"] for h in m["subgroups"]] == ["S7", "S6", "S5", "S4", "S3", "C2", "C1"]
     res = CliRunner().invoke(main, ["analyze", "T7", "--max-elements", "800000"])
     assert res.exit_code == 2 and "has 823,543 elements, over the element limit of 800,000" in res.output
+
+
+def _sorted_subgroups(report: dict) -> dict:
+    """The report with its subgroups sorted and without their D-class numbers (the two paths number D-classes in
+    different orders)."""
+    out = {**report, "monoid": dict(report["monoid"])}
+    out["monoid"]["subgroups"] = sorted(
+        tuple(sorted((k, str(v)) for k, v in h.items() if k != "d_class")) for h in report["monoid"]["subgroups"]
+    )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_analyze_on_random_automata_against_libsemigroups_both_paths_and_sympy(seed, monkeypatch):
+    """``fsa.analyze`` (``analyze --json``) on the benchmark's automata, np.random.default_rng(seed).integers(0, n,
+    (k, n)), 5–7 states and 2–3 symbols: its counts and subgroup orders equal libsemigroups' Konieczny; the
+    enumeration and the D-class path (threshold 0) give the same report; and the subgroups named from their
+    element tables are named the same when every group goes through sympy (tables off)."""
+    from fsa2rnn.fsa import analysis, groups
+
+    n, k = 5 + seed % 3, 2 + seed % 2
+    gens = np.random.default_rng(seed).integers(0, n, (k, n))
+    a = Automaton(gens, symbols=[f"x{i}" for i in range(k)])
+    full = analysis.analyze(a, cascade=False)
+    counts, profile = _konieczny_profile(gens)
+    m = full["monoid"]
+    keys = ("size", "idempotents", "d_classes", "r_classes", "l_classes", "h_classes", "regular_d_classes")
+    assert tuple(m[key] for key in keys) == counts
+    assert sorted(h["order"] for h in m["subgroups"]) == sorted(p[3] for p in profile if p[4])
+    monkeypatch.setattr(analysis, "ENUMERATION_THRESHOLD", 0)
+    assert type(analysis.monoid_structure(a)).__name__ == "GreenClasses"
+    assert _sorted_subgroups(analysis.analyze(a, cascade=False)) == _sorted_subgroups(full)
+    monkeypatch.undo()
+    monkeypatch.setattr(groups, "MAX_TABLE_CELLS", 0)
+    groups._summary.cache_clear()
+    try:
+        assert analysis.analyze(a, cascade=False) == full
+    finally:
+        groups._summary.cache_clear()

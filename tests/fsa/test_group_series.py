@@ -17,7 +17,7 @@ from fsa2rnn.cli.main import main
 from fsa2rnn.compiler import compile_diagonal
 from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
-from fsa2rnn.fsa.group_series import diagonal_widths, group_cascade
+from fsa2rnn.fsa.group_series import diagonal_widths, group_cascade, series_sizes
 from fsa2rnn.fsa.library.word_problems import word_problem
 from fsa2rnn.fsa.realizability import realizability
 from fsa2rnn.nn import load_model
@@ -167,3 +167,33 @@ def test_cli_compile_series_and_decompose_group_series(tmp_path):
     bad = tmp_path / "a5.safetensors"
     res = CliRunner().invoke(main, ["compile", "A5", "--target", "diagonal", "-o", str(bad)])
     assert res.exit_code == 2 and "A5" in res.output and not bad.exists()
+
+
+def _built(a: Automaton) -> dict:
+    """What the analysis reported before it read the sizes off the levels' groups: the cascade itself, built."""
+    c = group_cascade(a, verify=False)
+    moduli = [m for lv in c.series for m in (lv.factor.moduli or ())]
+    return {"layers": c.n_levels, "width": diagonal_widths(c), "real": all(m <= 2 for m in moduli),
+            "series": c.series_name, "display": str(c)}  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_series_sizes_equal_the_built_cascade(seed):
+    """series_sizes (levels' groups, their series, no cascade) against the series cascade built and measured, on
+    seeded random automata (half with permutation symbols: nontrivial holonomy groups) and group automata."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(2, 7)), int(rng.integers(1, 4))
+    gens = rng.integers(0, n, (k, n))
+    for i in range(k):
+        if seed % 2 and rng.random() < 0.6:
+            gens[i] = rng.permutation(n)
+    if seed % 6 == 5:  # a group automaton
+        gens = np.array([rng.permutation(n) for _ in range(k)])
+    a = Automaton(gens, symbols=[f"x{i}" for i in range(k)])
+    assert series_sizes(a) == _built(a)
+
+
+@pytest.mark.parametrize("spec", ["S4", "T4", "Q8", "C2wrC2", "Z6:gen", "flipflop"])
+def test_series_sizes_equal_the_built_cascade_on_named_automata(spec, tmp_path):
+    a = _automaton(spec, tmp_path)
+    assert series_sizes(a) == _built(a)

@@ -174,8 +174,8 @@ def test_hash_collision_restarts_with_new_weights(monkeypatch):
 
     real = mono._Keys.__init__
 
-    def weak_first(self, n, seed=0):
-        real(self, n, seed)
+    def weak_first(self, n, seed=0, *args):
+        real(self, n, seed, *args)
         if self.mode == "hash" and seed == 0:
             self.weights = np.zeros_like(self.weights)  # every transformation hashes to 0
 
