@@ -12,11 +12,10 @@ from typing import Any, NoReturn
 
 import click
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import Interrupted
-from fsa2rnn.nn.train.reproduce.runner import RECORD
-from fsa2rnn.nn.train.runfiles import MODEL, has_checkpoint
-
+from ..fsa import signals
+from ..fsa.errors import Interrupted
+from ..nn.train.reproduce.runner import RECORD
+from ..nn.train.runfiles import MODEL, has_checkpoint
 from .errors import printable
 
 #: how each moment of fsa2rnn.fsa.signals.MOMENTS reads in the line

@@ -6,13 +6,12 @@ import time
 
 import click
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import Interrupted, SpecError
-from fsa2rnn.fsa.io import output_directory
-from fsa2rnn.fsa.lock import directory_lock
-from fsa2rnn.nn.train.reproduce import get_reproduction
-from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
-
+from ..fsa import signals
+from ..fsa.errors import Interrupted, SpecError
+from ..fsa.io import output_directory
+from ..fsa.lock import directory_lock
+from ..nn.train.reproduce import get_reproduction
+from ..nn.train.reproduce.runner import prepare, reproduce
 from .errors import echo_json
 from .interrupts import reproduce_command_line, reproduce_stopped
 from .options import quiet_option

@@ -15,12 +15,11 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import FsaError, Interrupted
-from fsa2rnn.nn.train.lr_grid import grid_lines
-from fsa2rnn.nn.train.run import execute, plan
-from fsa2rnn.nn.train.runlock import launcher_env, run_lock
-
+from ..fsa import signals
+from ..fsa.errors import FsaError, Interrupted
+from ..nn.train.lr_grid import grid_lines
+from ..nn.train.run import execute, plan
+from ..nn.train.runlock import launcher_env, run_lock
 from .interrupts import train_stopped
 from .train_options import TRAIN_HELP, given_args, train_options
 

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-from fsa2rnn.fsa.lock import LOCK_NAME
-
+from ...fsa import signals
+from ...fsa.errors import SpecError
+from ...fsa.io import atomic_write_text, output_directory
+from ...fsa.lock import LOCK_NAME
 from .. import limits
 from . import runfiles
 from .lr_grid import grid_summary, parse_lr_grid

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fsa2rnn.fsa.lock import check_free, directory_lock, lock_holder
+from ...fsa.lock import check_free, directory_lock, lock_holder
 
 #: ``PID:RUN`` of the ``--nproc N`` launcher that holds RUN's lock for its torchrun workers
 LAUNCHER_ENV = "FSA2RNN_RUN_LOCK"

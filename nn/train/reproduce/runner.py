@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import signals
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-from fsa2rnn.fsa.progress import bar as progress_bar
-from fsa2rnn.fsa.progress import quiet
-
+from ....fsa import signals
+from ....fsa.errors import SpecError
+from ....fsa.io import atomic_write_text, output_directory
+from ....fsa.progress import bar as progress_bar
+from ....fsa.progress import quiet
 from ..runfiles import EVAL, read_json
 from .base import Job, Reproduction
 
