@@ -23,7 +23,7 @@ from fsa2rnn.fsa.errors import DirectoryLockedError
 from fsa2rnn.fsa.lock import LOCK_NAME, directory_lock
 from fsa2rnn.nn.train import runlock
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_hostile  # noqa: E402
 
