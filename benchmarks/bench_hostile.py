@@ -68,6 +68,12 @@ def _pdssm(spec: str) -> tuple[str, ...]:
 _ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
+#: a reproduction of one run, whose record the damaged-record cases replace
+_REP = ("reproduce", "brandoit-table1", "--scale", "tiny", "--tasks", "Z2", "--models", "nfsm", "--arm", "anchored",
+        "--seeds", "42")  # fmt: skip
+_REP_RUN = "Z2__nfsm__anchored__42"
+
+
 def _train(*flags: str) -> tuple[str, ...]:
     return ("train", "grazzi:parity", "--out", "{dir}/out", *flags)
 
@@ -186,6 +192,21 @@ CASES = (
     ),  # fmt: skip
     _refused("run with stdin closed", ("run", "{dir}/m.safetensors"), "stdin is closed", stdin="closed"),
     _refused("reproduce --out ''", ("reproduce", "grazzi-table3", "--out", ""), "--out is empty"),
+    # ---------------------------------------------------------------- damaged records (reproduce, --resume)
+    *(
+        _refused(f"reproduce --table-only, a record {what}", (*_REP, "--out", f"{{dir}}/{folder}", "--table-only"),
+                 f"'{{dir}}/{folder}/runs/{_REP_RUN}/reproduce.json' {expect}",
+                 kept=((f"{folder}/table.json", "OLD"), (f"{folder}/table.md", "OLD")),
+                 absent=(f"{folder}/.lock",))
+        for what, folder, expect in (("not UTF-8", "rep_bytes", "is damaged: byte 1 is not UTF-8"),
+                                     ("not JSON", "rep_json", "is damaged: not valid JSON"),
+                                     ("without figures", "rep_keys", "is damaged: not the record of a finished"),
+                                     ("of another run", "rep_other", "is damaged: the record of another run"))
+    ),  # fmt: skip
+    Case("train --resume, metrics.jsonl not UTF-8", ("train", "--out", "{dir}/resumerun", "--resume"),
+         "'{dir}/resumerun/metrics.jsonl' is damaged: byte 16 is not UTF-8", absent=("resumerun/.lock",)),  # fmt: skip
+    Case("train --resume, a metrics.jsonl line not JSON", ("train", "--out", "{dir}/tornrun", "--resume"),
+         "'{dir}/tornrun/metrics.jsonl' is damaged: line 1 is not a JSON record", absent=("tornrun/.lock",)),
     # ---------------------------------------------------------------- options that cannot apply, budgets, names
     Case("train --min-lr 10 --lr 0.001", _train("--lr", "0.001", "--min-lr", "10"), "--min-lr 10 is above --lr 0.001"),
     _refused("verify a symbolic link loop", ("verify", "{dir}/loop"), "a loop of symbolic links"),
@@ -226,6 +247,19 @@ def write_fixtures(folder: Path) -> None:
         (folder / run).mkdir()
         (folder / run / "config.json").write_text(config)
         (folder / run / "model.safetensors").write_bytes(b"")
+    for run, metrics in (("resumerun", b'{"step": 1}\n{"st\xffep": 2}\n'), ("tornrun", b'{"step": 1\n{"step": 2}\n')):
+        (folder / run).mkdir()
+        (folder / run / "config.json").write_text(run_config)
+        (folder / run / "model.safetensors").write_bytes(b"")
+        (folder / run / "metrics.jsonl").write_bytes(metrics)
+    job = {"task": "Z2", "model": "nfsm", "arm": "anchored", "seed": 42}
+    record = {"run": f"runs/{_REP_RUN}", "seconds": 1.0}
+    for rep, text in (("rep_bytes", b'{\xff}'), ("rep_json", b'{"job": '), ("rep_keys", b'{"job": {}}'),
+                      ("rep_other", json.dumps({**record, "job": {**job, "seed": 7}, "status": "done"}).encode())):
+        (folder / rep / "runs" / _REP_RUN).mkdir(parents=True)
+        (folder / rep / "runs" / _REP_RUN / "reproduce.json").write_bytes(text)
+        for name in ("table.json", "table.md"):
+            (folder / rep / name).write_text("OLD")
     os.mkfifo(folder / "fifo")
     for name in ("spec.json", "spec.dot"):
         (folder / name).write_text(SPEC_TEXT)

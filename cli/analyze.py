@@ -10,8 +10,8 @@ from ..fsa.analysis import ANALYSIS_STAGES, ANALYZE_MAX_BYTES, ENUMERATION_THRES
 from ..fsa.library import resolve_spec
 from ..fsa.monoid import MAX_ELEMENTS
 from ..fsa.progress import stages
-from .errors import echo_json
-from .options import max_states_option
+from .errors import echo_json, printable
+from .options import FiniteFloatRange, max_states_option
 
 
 def _yes(v: Any) -> str:
@@ -64,7 +64,7 @@ def _text(report: dict[str, Any]) -> list[str]:
 )
 @click.option(
     "--max-memory",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=ANALYZE_MAX_BYTES / 2**30,
     show_default=True,
     help="GiB the analysis may take: the enumerated elements (fewer when each is large), the image/kernel orbits "
@@ -90,4 +90,4 @@ def analyze_command(
         echo_json(report)
         return
     for line in _text(report):
-        click.echo(line)
+        click.echo(printable(line))  # names come from the spec: control characters escaped

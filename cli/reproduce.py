@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
-from ..fsa.errors import SpecError
+from ..fsa import signals
+from ..fsa.errors import Interrupted, SpecError
 from ..fsa.io import output_directory
+from ..fsa.lock import directory_lock
 from ..nn.train.reproduce import get_reproduction
 from ..nn.train.reproduce.runner import prepare, reproduce
 from .errors import echo_json
+from .interrupts import reproduce_command_line, reproduce_stopped
 from .options import quiet_option
 
 
@@ -50,15 +55,26 @@ def reproduce_command(
     """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, dlr-atomic): every (task, model, arm,
     seed) as a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md,
     DIR/table.json (every seed, the paper's values beside) and DIR/plot.png. --table-only writes those of the
-    finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
+    finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md.
+
+    DIR has one writer: its lock is held for the whole command, and each run takes its own. SIGINT or SIGTERM at
+    any moment is one line saying what was kept and the command that goes on, exit 130 or 143."""
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
-    rep = get_reproduction(name)
-    chosen = rep.select(scale, tasks, models, arm, seeds)
-    jobs = rep.jobs(scale, *chosen)
-    if not jobs:
-        raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
-    prepare(rep, scale, folder, jobs, table_only=table_only)
-    table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only)
+    signals.reset()
+    since, jobs = time.time(), []
+    options = {"--tasks": tasks, "--models": models, "--arm": arm, "--seeds": seeds}
+    try:
+        with signals.stopping():
+            rep = get_reproduction(name)
+            chosen = rep.select(scale, tasks, models, arm, seeds)
+            jobs = rep.jobs(scale, *chosen)
+            if not jobs:
+                raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
+            with directory_lock(folder, "reproduction folder"):
+                prepare(rep, scale, folder, jobs, table_only=table_only)
+                table = reproduce(rep, scale, jobs, folder, progress=True, table_only=table_only)
+    except (Interrupted, KeyboardInterrupt) as stop:
+        reproduce_stopped(stop, folder, jobs, reproduce_command_line(name, scale, options, out, table_only), since)
     if as_json:
         echo_json(table)
     else:

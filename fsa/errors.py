@@ -100,9 +100,11 @@ class ExactnessError(Exception):
 
 
 class Interrupted(Exception):
-    """Training stopped by Ctrl-C (SIGINT) or SIGTERM; the message says where the run stands. ``main``: raised on
-    rank 0 (the process that reports it). ``fsa2rnn train`` prints how to resume and exits with status 130."""
+    """Training stopped by Ctrl-C (SIGINT) or SIGTERM (``signum``); the message says where the run stands. ``main``:
+    raised on rank 0 (the process that reports it). ``fsa2rnn train`` prints how to resume and exits with status
+    128 + ``signum`` (130 for SIGINT, 143 for SIGTERM; fsa2rnn.fsa.signals)."""
 
-    def __init__(self, message: str, main: bool = True) -> None:
+    def __init__(self, message: str, main: bool = True, signum: int = 2) -> None:
         super().__init__(message)
         self.main = main
+        self.signum = signum

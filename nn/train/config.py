@@ -37,7 +37,7 @@ from ..tasks.base import SUPERVISIONS
 from .checkpoint import load_checkpoint, restore
 from .init_from import init_model_config
 from .presets import ARCH_FLAGS
-from .runfiles import CONFIG, MODEL, RESUMABLE, RUN_FORMAT, check_run_dir
+from .runfiles import CONFIG, MODEL, RESUMABLE, RUN_FORMAT, check_run_dir, read_text
 
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
 LOSSES = ("uniform", "first-error", "balanced")
@@ -360,7 +360,7 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
 def load_run(run: str | Path) -> tuple[SequenceModel, Task, TrainConfig]:
     """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
     path = check_run_dir(run)
-    cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
+    cfg, mcfg = read_run_record(read_text(path / CONFIG), str(path / CONFIG))
     _, tensors = load_checkpoint(path / MODEL)
     model = SequenceModel.from_config(mcfg)
     restore(model, tensors)

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...fsa import signals
 from ...fsa.errors import SpecError
 from ...fsa.io import atomic_write_text, output_directory
+from ...fsa.lock import LOCK_NAME
 from .. import limits
 from . import runfiles
 from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
 from .runfiles import RESUMABLE
+from .runlock import check_run_free, run_lock
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
@@ -63,11 +66,12 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
 def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[float] | None = None) -> Path:
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
-    it; ``--resume`` refuses it)."""
+    it; ``--resume`` refuses it). A RUN that another process is writing is refused first, naming it (runlock.py)."""
     out = output_directory(raw)
+    check_run_free(out)
     runs = run_dirs(out, seeds, rates)
     if out.is_dir() and not resume:
-        ours = set(runfiles.ALL_RUN_FILES) | (
+        ours = {LOCK_NAME, *runfiles.ALL_RUN_FILES} | (
             {SUMMARY} | {r.relative_to(out).parts[0] for r in runs} if seeds else set()
         )
         other = sorted(p.name for p in out.iterdir() if p.name not in ours)
@@ -80,6 +84,9 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[fl
     if resume and not any(runfiles.has_checkpoint(r) for r in runs):
         what = "does not exist" if not out.exists() else "holds no checkpoint (the run never reached one)"
         raise SpecError(f"--resume: {raw!r} {what}; start the run without --resume")
+    for r in runs if resume else ():  # a damaged record is refused before torch is imported
+        if runfiles.has_checkpoint(r):
+            runfiles.read_metrics(r / runfiles.METRICS)
     return out
 
 
@@ -158,6 +165,7 @@ def plan(params: dict[str, Any]) -> Plan:
             f = resumed_fields(f, {k: f[k] for k in given | set(extra) if k in f}, path)
         per_run.append((f, path))
 
+    signals.at("imports")
     from .config import TrainConfig
     from .distributed import launched_by_torchrun
     from .trainer import Prepared
@@ -176,7 +184,13 @@ def plan(params: dict[str, Any]) -> Plan:
 def execute(plan: Plan) -> dict[str, Any] | None:
     """Train every run of ``plan`` in turn; with several seeds (or rates) write RUN/summary.json. The result of the
     one run, or the seeds' (rates') summary; None on the ranks other than 0. Ctrl-C raises
-    :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed."""
+    :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed. RUN's lock is held throughout
+    (a second process is refused, runlock.py)."""
+    with run_lock(plan.out):
+        return _execute(plan)
+
+
+def _execute(plan: Plan) -> dict[str, Any] | None:
     from .trainer import train
 
     results = [

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ...fsa import progress
+from ...fsa import progress, signals
 from ...fsa.errors import Interrupted, SpecError
 from ...fsa.io import atomic_write_text
 from ..layers.nfsm import NFSM
@@ -51,10 +51,11 @@ from .objectives import (
 )
 from .plots import plot_curves, run_title
 from .run_eval import evaluate_run_model
-from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, stream_seed
+from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, read_text, stream_seed
 from .runfiles import DATA as _DATA
 from .runfiles import NOISE as _NOISE
 from .runfiles import VAL as _VAL
+from .runlock import run_lock
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -90,11 +91,13 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, 
 
 
 class StopRequest:
-    """Ctrl-C (SIGINT) and SIGTERM set :attr:`requested` instead of interrupting a step halfway; a second Ctrl-C
-    interrupts at once. The previous handlers come back with :meth:`restore`. Outside the main thread: inert."""
+    """Ctrl-C (SIGINT) and SIGTERM set :attr:`requested` (and :attr:`signum`) instead of interrupting a step
+    halfway; a second Ctrl-C interrupts at once. The previous handlers come back with :meth:`restore`. Outside the
+    main thread: inert."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum = int(signal.SIGINT)
         self.previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -102,8 +105,8 @@ class StopRequest:
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested = True
+            raise signals.Stopped(signum)
+        self.requested, self.signum = True, int(signum)
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
@@ -135,7 +138,7 @@ class Prepared:
             if not resume:
                 raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
             stored, _ = (
-                read_run_record((self.out / CONFIG).read_text(), str(self.out / CONFIG))
+                read_run_record(read_text(self.out / CONFIG), str(self.out / CONFIG))
                 if (self.out / CONFIG).exists()
                 else (None, None)
             )
@@ -143,6 +146,7 @@ class Prepared:
                 diff = stored.differences(cfg)
                 if diff:
                     raise SpecError(f"--resume: {str(self.out)!r} was started with other settings ({'; '.join(diff)})")
+            read_metrics(self.out / METRICS)  # a damaged record is refused here, before anything is written
             if (self.out / MODEL).exists():
                 self.header, self.tensors = load_checkpoint(self.out / MODEL)
                 if self.header.get("model") != self.mcfg.to_dict():
@@ -156,21 +160,24 @@ def train(
 
     Ctrl-C (or SIGTERM) during training finishes the step under way, writes a checkpoint at it and raises
     :class:`Interrupted`; ``resume=True`` then continues exactly as if the run had not stopped (module docstring).
-    A run stopped before its first step leaves nothing behind."""
+    A run stopped before its first step leaves nothing behind. The run's lock is held throughout (runlock.py): a
+    second writer of ``out`` is refused, naming this process."""
     prep = Prepared(cfg, out, resume=resume, given=given)
-    world = init_world(cfg.device)
-    try:
-        if world.size > 1 and cfg.batch % world.size:
-            raise SpecError(f"--batch {cfg.batch} is not divisible by the {world.size} processes")
-        result = _Trainer(prep, world).run()
-    finally:
-        close_world(world)
-    if not world.main:
-        return None
-    try:
-        return finish(prep, result)
-    except KeyboardInterrupt:
-        raise Interrupted(f"stopped during the evaluation of {str(prep.out)!r}; the trained model is saved") from None
+    with run_lock(prep.out):
+        world = init_world(cfg.device)
+        try:
+            if world.size > 1 and cfg.batch % world.size:
+                raise SpecError(f"--batch {cfg.batch} is not divisible by the {world.size} processes")
+            result = _Trainer(prep, world).run()
+        finally:
+            close_world(world)
+        if not world.main:
+            return None
+        try:
+            return finish(prep, result)
+        except KeyboardInterrupt as exc:
+            raise Interrupted(f"stopped before {str(prep.out)!r} was evaluated; the trained model is saved",
+                              signum=signals.signal_of(exc)) from None  # fmt: skip
 
 
 class _Trainer:
@@ -333,6 +340,7 @@ class _Trainer:
         return loss * self.world.size, stats
 
     def _train_step(self) -> tuple[torch.Tensor, int, int]:
+        signals.at("step")
         step = self.step
         torch.manual_seed(stream_seed(self.cfg.seed, _NOISE, step))
         batch, n_global, n_tokens = self._batch(step)
@@ -408,14 +416,15 @@ class _Trainer:
             return stop.requested
         return float(all_sum(torch.tensor([float(stop.requested)], dtype=torch.float64), self.world)[0]) > 0
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, stop: StopRequest) -> None:
         """Checkpoint at the current step and raise :class:`Interrupted` (nothing is kept before the first step)."""
+        signum = stop.signum
         if self.step == 0:
             raise Interrupted(f"stopped before the first step of {str(self.out)!r}; nothing was kept",
-                              self.world.main)  # fmt: skip
+                              self.world.main, signum)  # fmt: skip
         self._checkpoint()
         raise Interrupted(f"stopped at step {self.step} of {self.cfg.steps}; checkpoint written to "
-                          f"{str(self.out / MODEL)!r}", self.world.main)  # fmt: skip
+                          f"{str(self.out / MODEL)!r}", self.world.main, signum)  # fmt: skip
 
     def _discard_unstarted(self) -> None:
         """Remove the files of a run that never reached a checkpoint, so that it blocks no rerun."""
@@ -443,10 +452,15 @@ class _Trainer:
     # ------------------------------------------------------------------ the loop
     def run(self) -> dict[str, Any]:
         cfg = self.cfg
-        self._start_files()
-        barrier(self.world)
+        metrics, bar = None, None
+        try:
+            self._start_files()
+            signals.at("setup")
+            barrier(self.world)
+        except BaseException:
+            self._discard_unstarted()
+            raise
         metrics = open(self.out / METRICS, "a") if self.world.main else None  # noqa: SIM115
-        bar = None
         if self.world.main and cfg.progress and not self.finished:
             bar = progress.bar(cfg.steps, "train", initial=self.step, unit="step")
         tokens, t0 = 0, time.perf_counter()
@@ -454,7 +468,7 @@ class _Trainer:
         try:
             while self.step < cfg.steps and not self.finished:
                 if self._stop_requested(stop):
-                    self._interrupt()
+                    self._interrupt(stop)
                 stats, n_global, toks = self._train_step()
                 tokens += toks
                 s = self.step
@@ -509,6 +523,7 @@ class _Trainer:
 def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
     """Rank 0 after training: evaluate, write eval.json and curves.png, return the run's summary."""
     model, cfg, out = result["model"], prep.cfg, prep.out
+    signals.at("evaluation")
     if not result["last"]:
         result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
     ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)

@@ -181,7 +181,8 @@ def test_ctrl_c_then_resume_reproduces_the_uninterrupted_run(tmp_path):
     res = CliRunner().invoke(main, ["train", *TINY, "--out", str(part)])
     watcher.join()
     assert res.exit_code == 130, res.output
-    assert "interrupted: stopped at step" in res.stderr and f"fsa2rnn train --out {part} --resume" in res.stderr
+    assert "interrupted (SIGINT) during training: stopped at step" in res.stderr
+    assert f"fsa2rnn train --out {part} --resume" in res.stderr
     stopped = int(res.stderr.split("stopped at step ")[1].split()[0])
     assert 7 <= stopped < 30 and (part / "model.safetensors").exists() and not (part / "eval.json").exists()
     # a flag that disagrees with the stored run is refused, naming it; none at all continues it

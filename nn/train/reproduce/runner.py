@@ -1,6 +1,11 @@
 """Run a reproduction: every job as an ordinary training run under DIR/runs/, then DIR/table.json, DIR/table.md and
 DIR/plot.png. Resumable: a job whose run holds DIR/runs/NAME/reproduce.json is read back, an interrupted one resumed
-from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing."""
+from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing.
+
+Every record already in DIR is read and checked before anything is trained or written (:func:`read_record`: a
+damaged one is refused in one line naming its file), the table and its Markdown are made in memory before either is
+written, and SIGINT/SIGTERM are held off while the three files are written (fsa2rnn.fsa.signals.deferred), so that
+DIR never holds a table.json and a table.md that disagree."""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ....fsa import signals
 from ....fsa.errors import SpecError
 from ....fsa.io import atomic_write_text, output_directory
 from ....fsa.progress import bar as progress_bar
 from ....fsa.progress import quiet
-from ..runfiles import EVAL
+from ..runfiles import EVAL, read_json
 from .base import Job, Reproduction
 
 RECORD = "reproduce.json"
@@ -22,21 +28,47 @@ TABLE_FORMAT = "fsa2rnn.reproduction/1"
 
 def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_only: bool = False) -> None:
     """Every check before any run starts: the output directory and every job's configuration (``table_only``: that
-    DIR holds runs to read back)."""
+    DIR holds runs to read back). The records are read before torch is imported."""
+    output_directory(out)
+    signals.at("imports")
+    if table_only and not (out / "runs").is_dir():
+        raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
+    for job in jobs:  # every record, before anything is trained or rewritten
+        if (out / "runs" / job.name / RECORD).is_file():
+            read_record(rep, scale, job, out / "runs" / job.name / RECORD)
+    if table_only:
+        return
     from ..config import TrainConfig
     from ..trainer import Prepared
 
-    output_directory(out)
-    if table_only:
-        if not (out / "runs").is_dir():
-            raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
-        return
     for job in jobs:
         if rep.unavailable(job) is None:
             Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
 
 
-def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
+def read_record(rep: Reproduction, scale: str | None, job: Job, path: Path) -> dict[str, Any]:
+    """The record of a finished job read back from ``path``, checked: a JSON object of this job, done, whose figures
+    make a table cell and its Markdown (at ``scale``; None: any of the table's, whose notes do not depend on the
+    record); SpecError naming the file otherwise (damaged, not UTF-8, another job's)."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("job"), dict) or data.get("status") != "done":
+        problem = "not the record of a finished run"
+    elif data["job"] != _job_dict(job):
+        problem = f"the record of another run ({', '.join(f'{k} {v}' for k, v in data['job'].items())})"
+    else:
+        try:
+            rep.markdown(build_table(rep, scale or rep.scales[-1], [job], [data]))
+            problem = None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            problem = "its figures are missing or malformed"
+    if problem:
+        raise SpecError(f"{str(path)!r} is damaged: {problem}; remove it to run the job again")
+    return data
+
+
+def run_job(
+    rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True, scale: str | None = None
+) -> dict[str, Any]:
     """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
     with ``train_missing`` False, records it as not run)."""
     from ..config import TrainConfig
@@ -44,7 +76,7 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
 
     run = out / "runs" / job.name
     if (run / RECORD).is_file():
-        return json.loads((run / RECORD).read_text())
+        return read_record(rep, scale, job, run / RECORD)
     why = rep.unavailable(job)
     if why is None and not train_missing:
         why = "not finished in DIR (--table-only trains nothing)"
@@ -77,12 +109,15 @@ def reproduce(
     with progress_bar(len(jobs), rep.name, unit="run", disable=not show) as bar:
         for job in jobs:
             bar.set_postfix_str(job.name, refresh=True)
-            records.append(run_job(rep, job, out, train_missing=not table_only))
+            records.append(run_job(rep, job, out, train_missing=not table_only, scale=scale))
             bar.update(1)
     table = build_table(rep, scale, jobs, records)
-    atomic_write_text(out / "table.json", json.dumps(table, indent=1))
-    atomic_write_text(out / "table.md", rep.markdown(table))
-    rep.plot(table, out / "plot.png")
+    text, markdown = json.dumps(table, indent=1), rep.markdown(table)
+    with signals.deferred():  # the three files together, or (killed) the old ones
+        atomic_write_text(out / "table.json", text)
+        signals.at("table")
+        atomic_write_text(out / "table.md", markdown)
+        rep.plot(table, out / "plot.png")
     return table
 
 
