@@ -70,8 +70,8 @@ def compare_command(
     if length is not None:
         check_words_length(words, length)
 
-    from fsa2rnn.nn.train import load_run
     from fsa2rnn.nn.capabilities import missing
+    from fsa2rnn.nn.train import load_run
     from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra, whitebox_fallback
 
     model, task, cfg = load_run(run, plugins=plugins, allow_changed=allow_changed_plugin)

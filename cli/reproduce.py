@@ -22,7 +22,9 @@ from .options import quiet_option
     help="tiny (the test's), small (a 2-core CPU), medium, paper (the authors' protocol, for a GPU).",
 )
 @click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
-@click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba.")
+@click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba; a plug-in "
+              "package.module:Name adds its row, trained with the table's preset.")
+@click.option("--model-args", help="The plug-ins' keyword arguments in --models, as a JSON object.")
 @click.option(
     "--arm",
     help="One arm (default: all): anchored or free (brandoit-table1; baselines have only the free arm); the "
@@ -42,6 +44,7 @@ def reproduce_command(
     scale: str,
     tasks: str | None,
     models: str | None,
+    model_args: str | None,
     arm: str | None,
     seeds: str | None,
     out: str,
@@ -54,8 +57,11 @@ def reproduce_command(
     finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
     rep = get_reproduction(name)
+    from fsa2rnn.nn.plugins import parse_args
+
+    args = parse_args(model_args) if model_args is not None else None
     chosen = rep.select(scale, tasks, models, arm, seeds)
-    jobs = rep.jobs(scale, *chosen)
+    jobs = rep.all_jobs(scale, *chosen, model_args=args)
     if not jobs:
         raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
     prepare(rep, scale, folder, jobs, table_only=table_only)

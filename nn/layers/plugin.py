@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import PluginError
+from fsa2rnn.fsa.errors import FsaError, PluginError
 
 from ..capabilities import layer_capabilities
 from ..plugins import check_signature, kind_of, load
@@ -115,7 +115,7 @@ def build(ref: str, *args: int, **kwargs: Any) -> nn.Module:
     check_signature(ref, obj, kind, kwargs)
     try:
         module = obj(*args, **kwargs)
-    except PluginError:
+    except FsaError:  # the plug-in's own one-line refusal (fla's adapter: a missing extra, an --eig it lacks)
         raise
     except Exception as exc:  # the plug-in's own failure, named in one line
         first = (str(exc).splitlines() or [""])[0]

@@ -133,6 +133,9 @@ class TrainConfig:
                 raise SpecError(f"--model-args applies to a plug-in (--model package.module:Name); {self.model} "
                                 "takes its options as flags")  # fmt: skip
             self.model_args = parse_args(self.model_args)
+        if is_ref(self.model) and self.model.split(":")[0] == FLA and not str(self.device).startswith("cuda"):
+            raise SpecError(f"--model {self.model}: fla's kernels need a CUDA device (--device cuda), not "
+                            f"{self.device!r}")  # fmt: skip
         if self.plugin and self.init_from:
             raise SpecError(f"--init-from loads a compiled model's weights into its own architecture, not into the "
                             f"plug-in {self.model!r}")  # fmt: skip
