@@ -10,6 +10,7 @@ from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.library import resolve_spec
 from fsa2rnn.fsa.progress import stages
+from fsa2rnn.nn.capabilities import missing
 from fsa2rnn.nn.limits import check_words_length
 from fsa2rnn.nn.train.runfiles import check_run_dir
 from fsa2rnn.realize.moore import spec_target
@@ -70,7 +71,6 @@ def compare_command(
     if length is not None:
         check_words_length(words, length)
 
-    from fsa2rnn.nn.capabilities import missing
     from fsa2rnn.nn.train import load_run
     from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra, whitebox_fallback
 

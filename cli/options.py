@@ -16,6 +16,7 @@ from fsa2rnn.fsa.determinize import MAX_DFA_STATES
 from fsa2rnn.fsa.errors import OutputFileError, SpecError
 from fsa2rnn.fsa.io import output_target, staged_write
 from fsa2rnn.fsa.progress import set_quiet
+from fsa2rnn.nn.plugins import check_ref
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,6 +123,4 @@ def checked_plugin(plugin: str | None) -> tuple[str, ...]:
     """The import paths of ``--model`` (checked torch-free: the form package.module:Name)."""
     if plugin is None:
         return ()
-    from fsa2rnn.nn.plugins import check_ref
-
     return (check_ref(plugin),)

@@ -6,6 +6,7 @@ import click
 
 from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import output_directory
+from fsa2rnn.nn.plugins import parse_args
 from fsa2rnn.nn.train.reproduce import get_reproduction
 from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
 
@@ -57,8 +58,6 @@ def reproduce_command(
     finished runs only, training nothing (DIR must hold runs). See docs/reproductions.md."""
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
     rep = get_reproduction(name)
-    from fsa2rnn.nn.plugins import parse_args
-
     args = parse_args(model_args) if model_args is not None else None
     chosen = rep.select(scale, tasks, models, arm, seeds)
     jobs = rep.all_jobs(scale, *chosen, model_args=args)

@@ -440,11 +440,9 @@ def compare(
     as the L_max search starts (a progress stage, fsa2rnn.fsa.progress)."""
     goal, labelled = check_inputs(task, target, compiled)
     why = missing(model, "carry")
-    if why is not None:  # no carried state to read (nn/capabilities.py): the machine is learned black-box
-        from .lstar import compare_lstar
-
-        report = compare_lstar(model, task, target=target, length=length, words=words, seed=seed)
-        return {"fallback": whitebox_fallback(why), **report}
+    if why is not None:  # no carried state to read (nn/capabilities.py): `fsa2rnn compare` falls back to L*
+        raise SpecError(f"white-box extraction reads a carried state, and {why}: use realize.lstar.compare_lstar "
+                        "(--method lstar)")  # fmt: skip
     symbols = tuple(task.automaton.symbols)
     note = None
     if compiled is None:

@@ -36,6 +36,7 @@ import numpy as np
 
 from fsa2rnn.fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_moore
 from fsa2rnn.fsa.errors import LimitExceededError, SpecError
+from fsa2rnn.nn.capabilities import missing
 from fsa2rnn.nn.limits import LIMITS
 
 from .moore import UNOBSERVED, MooreMachine, PredictWords, relate, state_machine
@@ -413,8 +414,6 @@ def compare_lstar(
     symbols, classes = tuple(task.automaton.symbols), tuple(task.classes)
     learned = lstar_extract(model, symbols=symbols, classes=classes, length=length, target=goal if labelled else None,
                             algorithm=algorithm, limits=limits, words=words, seed=seed)  # fmt: skip
-    from fsa2rnn.nn.capabilities import missing
-
     from .compare import long_agreement
 
     to_target = relate(learned.machine, goal, labels_compared=labelled, predict=learned.predict, seed=seed)

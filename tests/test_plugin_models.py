@@ -174,8 +174,9 @@ def test_a_whole_model_refuses_real_valued_inputs(tmp_path):
 
 def test_reproduce_puts_a_plugin_row_beside_the_builtin(tmp_path):
     out = tmp_path / "rep"
-    res = _invoke("reproduce", "grazzi-table3", "--scale", "tiny", "--tasks", "parity", "--models",
-                  f"deltanet,{PLUGINS['layer']}", "--arm", "-1..1", "--seeds", "42", "--json", "--quiet", "--out", out)  # fmt: skip
+    models = f"deltanet,{PLUGINS['layer']}"
+    res = _invoke("reproduce", "grazzi-table3", "--scale", "tiny", "--tasks", "parity", "--models", models,
+                  "--arm", "-1..1", "--seeds", "42", "--json", "--quiet", "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
     table = json.loads(res.stdout)
     assert [c["model"] for c in table["cells"]] == ["deltanet", PLUGINS["layer"]]
@@ -190,11 +191,11 @@ def test_fla_adapter_on_a_cpu_standin():
     """fla's forward signature (a tuple with a cache), the eigenvalue switch passed through, and refused where the
     layer has none."""
     import torch
+    from fsa2rnn_toys import fla_standin
 
     from fsa2rnn.fsa.errors import SpecError
     from fsa2rnn.nn.layers.fla_adapter import fla_factory
     from fsa2rnn.nn.layers.plugin import PluginLayer, probe_layer
-    from fsa2rnn_toys import fla_standin
 
     make = fla_factory("DeltaNet", module=fla_standin)
     for eig, neg in (("-1,1", True), ("0,1", False)):

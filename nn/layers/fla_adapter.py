@@ -42,7 +42,8 @@ def _fla_layers(module: Any = None) -> Any:
     try:
         return importlib.import_module("fla.layers")
     except ModuleNotFoundError:
-        raise SpecError("fla's layers need flash-linear-attention: pip install 'fsa2rnn[fla]' (a CUDA machine)") from None
+        why = "fla's layers need flash-linear-attention: pip install 'fsa2rnn[fla]' (a CUDA machine)"
+        raise SpecError(why) from None
 
 
 def fla_factory(name: str, module: Any = None) -> Any:

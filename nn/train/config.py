@@ -33,7 +33,7 @@ from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..limits import LIMITS, check, check_train, parse_lengths, parse_nfsm_head_sizes, parse_range
 from ..lmax import DEFAULT_CAP, PROTOCOLS
 from ..model import ModelConfig, SequenceModel
-from ..plugins import FLA, check_ref, check_source, guard, is_ref, parse_args, plugin_record
+from ..plugins import FLA, check_ref, check_source, guard, is_ref, load, parse_args, plugin_record
 from ..tasks import Task, get_task, parse_length_range
 from ..tasks.base import SUPERVISIONS
 from .checkpoint import load_checkpoint, restore
@@ -374,8 +374,6 @@ def plugin_model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     """The ModelConfig of a run of a plug-in named by import path: its ``--model-args`` as ``layer_args`` and its
     record (nn/plugins.py ``plugin_record``; this imports it). fla's layers get the eigenvalue range as
     ``eig`` (nn/layers/fla_adapter.py)."""
-    from ..plugins import load
-
     obj = load(cfg.model)
     record = plugin_record(cfg.model, obj)
     args = dict(cfg.model_args or {})

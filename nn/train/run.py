@@ -16,6 +16,7 @@ from fsa2rnn.fsa.errors import SpecError
 from fsa2rnn.fsa.io import atomic_write_text, output_directory
 
 from .. import limits
+from ..plugins import check_ref, parse_args
 from . import runfiles
 from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
@@ -42,12 +43,8 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
     if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
     if isinstance(fields.get("model_args"), str):
-        from ..plugins import parse_args
-
         fields["model_args"] = parse_args(fields["model_args"])
     if fields.get("model") and ":" in fields["model"]:
-        from ..plugins import check_ref
-
         check_ref(fields["model"])
     if isinstance(fields.get("eval_lengths"), str):
         fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
