@@ -18,7 +18,8 @@ from fsa2rnn.realize.moore import spec_target
 from .errors import echo_json
 from .limit_options import cap_option, limited, samples_option, seed_option
 from .lstar_options import lstar_options, run_lstar
-from .options import check_plot, checked_plugin, max_states_option, plugin_options, quiet_option
+from .options import check_plot, max_states_option, quiet_option
+from .plugin_options import checked_plugin, plugin_options
 
 
 @click.command("compare")

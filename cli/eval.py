@@ -11,7 +11,8 @@ from fsa2rnn.nn.train.runfiles import check_run_dir
 
 from .errors import echo_json
 from .limit_options import limited, samples_option
-from .options import checked_plugin, plugin_options, quiet_option
+from .options import quiet_option
+from .plugin_options import checked_plugin, plugin_options
 
 
 @click.command("eval")

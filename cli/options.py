@@ -16,7 +16,6 @@ from fsa2rnn.fsa.determinize import MAX_DFA_STATES
 from fsa2rnn.fsa.errors import OutputFileError, SpecError
 from fsa2rnn.fsa.io import output_target, staged_write
 from fsa2rnn.fsa.progress import set_quiet
-from fsa2rnn.nn.plugins import check_ref
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -108,19 +107,3 @@ def check_plot(path: str | None, option: str = "--plot", inputs: tuple[str | Non
 def _extension(path: str) -> str:
     return os.path.splitext(path)[1].lower().lstrip(".")
 
-
-def plugin_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--model package.module:Name`` (the plug-in a run records, named again so that it may be imported: a run
-    directory never imports code on its own, nn/plugins.py) and ``--allow-changed-plugin``."""
-    fn = click.option("--allow-changed-plugin", is_flag=True,
-                      help="Use the run's plug-in even though its source changed since the run was trained.")(fn)
-    return click.option("--model", "plugin", default=None, metavar="MODULE:NAME",
-                        help="The plug-in the run was trained with (package.module:Name), to import it: a run "
-                             "directory alone never makes fsa2rnn import code.")(fn)  # fmt: skip
-
-
-def checked_plugin(plugin: str | None) -> tuple[str, ...]:
-    """The import paths of ``--model`` (checked torch-free: the form package.module:Name)."""
-    if plugin is None:
-        return ()
-    return (check_ref(plugin),)
