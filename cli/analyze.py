@@ -7,13 +7,12 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.classify import classify
-from fsa2rnn.fsa.errors import LimitExceededError
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
-from fsa2rnn.fsa.progress import stages
-
+from ..fsa.automaton import Automaton
+from ..fsa.classify import classify
+from ..fsa.errors import LimitExceededError
+from ..fsa.library import resolve_spec
+from ..fsa.monoid import MAX_BYTES, MAX_ELEMENTS, TransitionMonoid
+from ..fsa.progress import stages
 from .errors import echo_json
 from .options import max_states_option
 
@@ -28,7 +27,7 @@ def monoid_structure(a: Automaton, max_elements: int = MAX_ELEMENTS, max_bytes: 
     elements). The enumeration is tried first, stopped at the threshold; past it (and only when the threshold, not
     the memory limit, stopped it), the D-classes (orbits of images and kernels); when these are refused (a limit),
     the full enumeration decides, with its own limits and messages."""
-    from fsa2rnn.fsa.dclasses import green_classes
+    from ..fsa.dclasses import green_classes
 
     limit = min(max_elements, ENUMERATION_THRESHOLD)
     try:
@@ -57,7 +56,7 @@ def analysis(
     """The JSON object of `analyze --json`: {"automaton": …, "monoid": …, "realizability": …}.
 
     ``step(name)`` is called as each of the ANALYSIS_STAGES starts (for a progress bar)."""
-    from fsa2rnn.fsa.realizability import realizability  # imports the holonomy code: after the limits are checked
+    from ..fsa.realizability import realizability  # imports the holonomy code: after the limits are checked
 
     step(ANALYSIS_STAGES[0])
     M = monoid_structure(a, max_elements=max_elements, max_bytes=max_bytes)

@@ -6,15 +6,14 @@ from typing import Any
 
 import click
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.progress import stages
-from fsa2rnn.nn.capabilities import missing
-from fsa2rnn.nn.limits import check_words_length
-from fsa2rnn.nn.train.runfiles import check_run_dir
-from fsa2rnn.realize.moore import spec_target
-
+from ..compiler.model import CompiledModel
+from ..fsa.errors import SpecError
+from ..fsa.library import resolve_spec
+from ..fsa.progress import stages
+from ..nn.capabilities import missing
+from ..nn.limits import check_words_length
+from ..nn.train.runfiles import check_run_dir
+from ..realize.moore import spec_target
 from .errors import echo_json
 from .limit_options import cap_option, limited, samples_option, seed_option
 from .lstar_options import lstar_options, run_lstar
@@ -72,8 +71,8 @@ def compare_command(
     if length is not None:
         check_words_length(words, length)
 
-    from fsa2rnn.nn.train import load_run
-    from fsa2rnn.realize.compare import check_inputs, compare, has_spectra, plot_spectra, whitebox_fallback
+    from ..nn.train import load_run
+    from ..realize.compare import check_inputs, compare, has_spectra, plot_spectra, whitebox_fallback
 
     model, task, cfg = load_run(run, plugins=plugins, allow_changed=allow_changed_plugin)
     target = None

@@ -12,13 +12,12 @@ from typing import Any
 
 import click
 
-from fsa2rnn.compiler.model import check_header_size
-from fsa2rnn.compiler.registry import TARGETS, CompileOption, Target, get_target
-from fsa2rnn.fsa.errors import ConstructionError, PluginError, SpecError
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.registry import unknown_name_message
-from fsa2rnn.realize.verify import NN_EXTRA
-
+from ..compiler.model import check_header_size
+from ..compiler.registry import TARGETS, CompileOption, Target, get_target
+from ..fsa.errors import ConstructionError, PluginError, SpecError
+from ..fsa.library import resolve_spec
+from ..fsa.registry import unknown_name_message
+from ..realize.verify import NN_EXTRA
 from .errors import echo_json, echo_report
 from .options import MODEL_FORMATS, check_output, delivered, max_states_option
 

@@ -6,13 +6,12 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.cascade import Cascade
-from fsa2rnn.fsa.dot import dot_writer
-from fsa2rnn.fsa.group_series import group_cascade
-from fsa2rnn.fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
-from fsa2rnn.fsa.library import resolve_spec
-
+from ..fsa.automaton import Automaton
+from ..fsa.cascade import Cascade
+from ..fsa.dot import dot_writer
+from ..fsa.group_series import group_cascade
+from ..fsa.holonomy import MAX_IMAGE_SET, holonomy_decomposition
+from ..fsa.library import resolve_spec
 from .errors import echo_json, printable
 from .options import DOT_FORMATS, check_output, delivered, max_states_option
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.errors import FsaError
-from fsa2rnn.fsa.registry import EXTRAS, did_you_mean
+from ..fsa.errors import FsaError
+from ..fsa.registry import EXTRAS, did_you_mean
 
 EXIT_BAD_INPUT = 2
 #: the output could not be written (stdout closed or failing)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import click
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.nn.limits import MAX_LENGTH, parse_lengths
-from fsa2rnn.nn.lmax import DEFAULT_CAP
-from fsa2rnn.nn.train.runfiles import check_run_dir
-
+from ..fsa.errors import SpecError
+from ..nn.limits import MAX_LENGTH, parse_lengths
+from ..nn.lmax import DEFAULT_CAP
+from ..nn.train.runfiles import check_run_dir
 from .errors import echo_json
 from .limit_options import limited, samples_option
 from .options import quiet_option
@@ -59,7 +58,7 @@ def eval_command(
     check_run_dir(run)
     if cap is None:
         cap = MAX_LENGTH if protocol == "brandoit" else DEFAULT_CAP
-    from fsa2rnn.nn.train import evaluate_run
+    from ..nn.train import evaluate_run
 
     out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol,
                        plugins=plugins, allow_changed=allow_changed_plugin)  # fmt: skip

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.errors import LimitExceededError, SpecError
-from fsa2rnn.nn.limits import LIMITS, check, limit_help
-from fsa2rnn.nn.lmax import DEFAULT_CAP
+from ..fsa.errors import LimitExceededError, SpecError
+from ..nn.limits import LIMITS, check, limit_help
+from ..nn.lmax import DEFAULT_CAP
 
 
 class Checked(click.ParamType):

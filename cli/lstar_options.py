@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from fsa2rnn.realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS, Limits, compare_lstar, lstar_lines
-
+from ..realize.lstar import DEPTH, MAX_QUERIES, MAX_SECONDS, Limits, compare_lstar, lstar_lines
 from .errors import echo_json
 from .limit_options import checked
 

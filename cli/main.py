@@ -6,8 +6,7 @@ import importlib
 
 import click
 
-from fsa2rnn import __version__
-
+from .. import __version__
 from .errors import FsaGroup
 
 # command name -> module (relative to fsa2rnn.cli) defining a click command of that name

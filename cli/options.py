@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.determinize import MAX_DFA_STATES
-from fsa2rnn.fsa.errors import OutputFileError, SpecError
-from fsa2rnn.fsa.io import output_target, staged_write
-from fsa2rnn.fsa.progress import set_quiet
+from ..fsa.determinize import MAX_DFA_STATES
+from ..fsa.errors import OutputFileError, SpecError
+from ..fsa.io import output_target, staged_write
+from ..fsa.progress import set_quiet
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:

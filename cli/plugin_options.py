@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from fsa2rnn.nn.plugins import check_ref
+from ..nn.plugins import check_ref
 
 
 def plugin_options(fn: Callable[..., Any]) -> Callable[..., Any]:

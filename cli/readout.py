@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError
+from ..fsa.errors import ModelFileError
 
 
 def state_names(

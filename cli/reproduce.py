@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import click
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import output_directory
-from fsa2rnn.nn.plugins import parse_args
-from fsa2rnn.nn.train.reproduce import get_reproduction
-from fsa2rnn.nn.train.reproduce.runner import prepare, reproduce
-
+from ..fsa.errors import SpecError
+from ..fsa.io import output_directory
+from ..nn.plugins import parse_args
+from ..nn.train.reproduce import get_reproduction
+from ..nn.train.reproduce.runner import prepare, reproduce
 from .errors import echo_json
 from .options import quiet_option
 

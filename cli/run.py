@@ -22,9 +22,8 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
-from fsa2rnn.compiler import load_executor
-from fsa2rnn.fsa.errors import LimitExceededError, SpecError
-
+from ..compiler import load_executor
+from ..fsa.errors import LimitExceededError, SpecError
 from .readout import state_names
 from .words import StateWriter, SymbolCodec, parse_lines
 
@@ -95,7 +94,7 @@ def _numpy_predictor(model_path: str) -> _Predictor:
 def _torch_predictor(model_path: str, dtype: str) -> _Predictor:
     import torch
 
-    from fsa2rnn.nn.compiled import load_model, run_options
+    from ..nn.compiled import load_model, run_options
 
     if "OMP_NUM_THREADS" not in os.environ:
         # the scans are sequences of small vectorized steps: a second thread costs more than it gives, and on a

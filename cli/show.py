@@ -6,11 +6,10 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.dot import dot_writer, to_dot
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.library.builtins import CATALOGUE
-
+from ..fsa.automaton import Automaton
+from ..fsa.dot import dot_writer, to_dot
+from ..fsa.library import resolve_spec
+from ..fsa.library.builtins import CATALOGUE
 from .errors import echo_json, printable
 from .options import DOT_FORMATS, check_output, delivered, max_states_option
 

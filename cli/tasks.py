@@ -15,9 +15,8 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.io import atomic_write_text
-from fsa2rnn.nn.tasks import TASKS, task_rows
-
+from ..fsa.io import atomic_write_text
+from ..nn.tasks import TASKS, task_rows
 from .errors import echo_json
 
 CATALOG = Path(__file__).resolve().parent.parent / "nn" / "task_catalog.json"

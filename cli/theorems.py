@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from fsa2rnn.fsa.progress import bar
-
+from ..fsa.progress import bar
 from .errors import echo_json
 from .options import quiet_option
 
@@ -26,7 +25,7 @@ def theorems_command(only: tuple[str, ...], thorough: bool, as_json: bool) -> No
     Status by how each part was checked: verified (exact arithmetic over every case named), checked (floating point
     or sampled; tolerance and sample sizes in the evidence), demonstrated (an impossibility shown on witnesses),
     joined with + when an entry has parts of several kinds; failed."""
-    from fsa2rnn.realize.theorems import run_theorem, select
+    from ..realize.theorems import run_theorem, select
 
     entries = [e for name in dict.fromkeys(only) for e in select(name)] if only else select(None)
     results = []

@@ -15,10 +15,9 @@ from typing import Any
 
 import click
 
-from fsa2rnn.fsa.errors import FsaError, Interrupted
-from fsa2rnn.nn.train.lr_grid import grid_lines
-from fsa2rnn.nn.train.run import execute, plan
-
+from ..fsa.errors import FsaError, Interrupted
+from ..nn.train.lr_grid import grid_lines
+from ..nn.train.run import execute, plan
 from .train_options import TRAIN_HELP, given_args, train_options
 
 #: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)

@@ -11,10 +11,9 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from fsa2rnn.nn.layers import LAYERS
-from fsa2rnn.nn.limits import LIMITS, limit_help
-from fsa2rnn.nn.lmax import DEFAULT_CAP
-
+from ..nn.layers import LAYERS
+from ..nn.limits import LIMITS, limit_help
+from ..nn.lmax import DEFAULT_CAP
 from .limit_options import checked
 
 TRAIN_HELP = """Train a model on TASK (a paper task such as grazzi:parity or brandoit:FF, any SPEC — its word problem —

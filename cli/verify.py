@@ -7,13 +7,12 @@ from pathlib import Path
 
 import click
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.nn.limits import check_words_length
-from fsa2rnn.nn.train.runfiles import check_run_dir
-from fsa2rnn.realize.verify import verify_model
-
+from ..compiler.model import CompiledModel
+from ..fsa.errors import SpecError
+from ..fsa.library import resolve_spec
+from ..nn.limits import check_words_length
+from ..nn.train.runfiles import check_run_dir
+from ..realize.verify import verify_model
 from .errors import echo_json, echo_report
 from .limit_options import cap_option, limited, seed_option
 from .options import check_plot, max_states_option, quiet_option
@@ -81,7 +80,7 @@ def verify_command(
         check_plot(plot)
 
     if Path(model_path).is_dir():  # a training run: its task's automaton, realize/trained_robust.py
-        from fsa2rnn.realize.trained_robust import verify_run
+        from ..realize.trained_robust import verify_run
 
         check_run_dir(model_path)
         if plot is not None:
@@ -89,7 +88,7 @@ def verify_command(
         explicit = click.get_current_context().get_parameter_source("perturbation").name == "COMMANDLINE"
         if explicit and perturbation == "adversarial":
             raise SpecError("a trained model has no code points to aim an adversarial perturbation at: use random")
-        from fsa2rnn.nn.train import load_run
+        from ..nn.train import load_run
 
         report = verify_run(model_path, load_run(model_path), spec=spec, eta=eta, perturbation_kind="random",
                             dtype=dtype, length=length, n_words=n_words, seed=seed, lmax=lmax, cap=cap)  # fmt: skip
@@ -101,7 +100,7 @@ def verify_command(
     automaton = resolve_spec(spec, max_states=max_states) if spec is not None else None
     report = verify_model(model, automaton, dtype=dtype, length=length, n_words=n_words, seed=seed, mode=mode)
     if eta is not None:
-        from fsa2rnn.realize.conditions import robust_report
+        from ..realize.conditions import robust_report
 
         report["robust"] = robust_report(
             model,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import SpecError, UnknownSymbolError
+from ..fsa.errors import SpecError, UnknownSymbolError
 
 _QUOTE, _NEWLINE = ord('"'), ord("\n")
 _WHITESPACE = (ord(" "), ord("\t"), ord("\r"))

@@ -10,8 +10,7 @@ model's program, ``load_executor`` runs it in numpy at float64, ``exact_executor
 
 from __future__ import annotations
 
-from fsa2rnn.fsa.lazy import lazy_getattr
-
+from ..fsa.lazy import lazy_getattr
 from .model import MODEL_FORMAT, CompiledModel
 from .registry import (
     TARGETS,

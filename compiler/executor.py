@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.inputs import check_symbol_ids
-
+from ..fsa.inputs import check_symbol_ids
 from .model import CompiledModel
 from .program import Program, accepted
 from .registry import program_of

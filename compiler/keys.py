@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import LimitExceededError
-
+from ..fsa.errors import LimitExceededError
 from .xp import Array, is_tensor, stack
 
 #: mixed-radix codes are int64; the product of the radices must stay at most this

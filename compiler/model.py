@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, LimitExceededError, ModelFileError, UnknownStateError
-from fsa2rnn.fsa.io import atomic_write
-from fsa2rnn.fsa.signed import HASH_KEY, array_entries, check_signature, read_signed, signature, signed_metadata
+from ..fsa.automaton import Automaton
+from ..fsa.errors import FsaError, LimitExceededError, ModelFileError, UnknownStateError
+from ..fsa.io import atomic_write
+from ..fsa.signed import HASH_KEY, array_entries, check_signature, read_signed, signature, signed_metadata
 
 MODEL_FORMAT = "fsa2rnn.model/2"
 #: formats this version refuses with a hint to recompile

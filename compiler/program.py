@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError, UnknownStateError
-
+from ..fsa.errors import ModelFileError, UnknownStateError
 from .model import CompiledModel
 from .xp import Array, clip_low, on_device_of
 

@@ -36,10 +36,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, ModelFileError, PluginError, SpecError
-from fsa2rnn.fsa.registry import Registry, resolve_ref
-
+from ..fsa.automaton import Automaton
+from ..fsa.errors import ConstructionError, FsaError, ModelFileError, PluginError, SpecError
+from ..fsa.registry import Registry, resolve_ref
 from .model import CompiledModel
 from .program import Program
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, NotAGroupError
+from .automaton import Automaton
+from .errors import ConstructionError, LimitExceededError, NotAGroupError
 
 #: default number of random pairs (a, b) whose subgroup ⟨a, b⟩ is tried
 DEFAULT_MAX_SEARCH = 300

@@ -10,8 +10,8 @@ every command checks before any work; train/runfiles.py) import without torch.
 
 from __future__ import annotations
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.fsa.lazy import lazy_getattr
+from ..compiler.model import CompiledModel
+from ..fsa.lazy import lazy_getattr
 
 __getattr__ = lazy_getattr(
     __name__, {"load_model": ("compiled", "load_model"), "run_options": ("compiled", "run_options")}

@@ -46,13 +46,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import half_norms
-from fsa2rnn.compiler.registry import program_of, target_of
-from fsa2rnn.compiler.targets.lrnn.program import HashReadout, LinearLayer, LinearRNNProgram
-from fsa2rnn.compiler.targets.nfsm.program import NFSMProgram
-from fsa2rnn.fsa.errors import ConstructionError
-
+from ..compiler.model import CompiledModel
+from ..compiler.program import half_norms
+from ..compiler.registry import program_of, target_of
+from ..compiler.targets.lrnn.program import HashReadout, LinearLayer, LinearRNNProgram
+from ..compiler.targets.nfsm.program import NFSMProgram
+from ..fsa.errors import ConstructionError
 from .layers import SATURATED_LOGIT
 
 if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import LimitExceededError, SpecError
-
+from ..fsa.errors import LimitExceededError, SpecError
 from .tasks import check_task_name
 
 #: the longest word any evaluation reads (the Brandoit protocol's 2^20)

@@ -30,8 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-
+from ..fsa.automaton import Automaton
 from .limits import MAX_LENGTH
 
 Predict = Callable[[np.ndarray, Any], tuple[np.ndarray, Any]]

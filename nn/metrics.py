@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.progress import counting
-
+from ..fsa.progress import counting
 from .lmax import clip_cap, failing_length, failing_length_fresh
 from .model import SequenceModel
 from .tasks import Task

@@ -21,8 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.inputs import check_id_range
-
+from ..fsa.inputs import check_id_range
 from .from_compiled import sequence_model_from_compiled
 from .layers import LAYERS, ConfigError, State, build_layer
 from .layers.plugin import PluginLayer, PluginModel, build, probe_layer, probe_model

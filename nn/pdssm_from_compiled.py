@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import program_of
-from fsa2rnn.compiler.targets.pdssm.program import PDSSMProgram
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
+from ..compiler.model import CompiledModel
+from ..compiler.registry import program_of
+from ..compiler.targets.pdssm.program import PDSSMProgram
+from ..fsa.errors import ConstructionError, LimitExceededError
 
 if TYPE_CHECKING:  # SequenceModel.from_compiled passes its class: no import cycle
     from .model import SequenceModel

@@ -26,8 +26,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from fsa2rnn.fsa.errors import PluginError, SpecError
-from fsa2rnn.fsa.registry import resolve_ref
+from ..fsa.errors import PluginError, SpecError
+from ..fsa.registry import resolve_ref
 
 #: ``package.module:Name`` (Name may be dotted)
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.scans.table_scan import table_scan
-from fsa2rnn.fsa.inputs import check_id_range
-
+from ..compiler.scans.table_scan import table_scan
+from ..fsa.inputs import check_id_range
 from .layers import NFSM
 
 #: most (token, configuration) pairs a predictor caches (a dense int64 array); larger models read per position

@@ -46,8 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.automaton import Automaton
-
+from ..fsa.automaton import Automaton
 from .extract import as_dtype, as_nfsm_module, dtype_name, extract_and_compare, failing_word, target_automaton
 
 

@@ -31,19 +31,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import program_of, target_of
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.classify import is_aperiodic, is_group
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
-from fsa2rnn.fsa.monoid import TransitionMonoid
-from fsa2rnn.fsa.plotting import pyplot, save_figure
-from fsa2rnn.fsa.relabel import isomorphism
-from fsa2rnn.nn.capabilities import TRANSITION_KINDS, missing, model_capabilities
-from fsa2rnn.nn.lmax import DEFAULT_CAP, automaton_words, failing_length
-from fsa2rnn.nn.model import SequenceModel
-
+from ..compiler import compile_diagonal, compile_householder, compile_nfsm, compile_pdssm
+from ..compiler.model import CompiledModel
+from ..compiler.registry import program_of, target_of
+from ..fsa.automaton import Automaton
+from ..fsa.classify import is_aperiodic, is_group
+from ..fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from ..fsa.monoid import TransitionMonoid
+from ..fsa.plotting import pyplot, save_figure
+from ..fsa.relabel import isomorphism
+from ..nn.capabilities import TRANSITION_KINDS, missing, model_capabilities
+from ..nn.lmax import DEFAULT_CAP, automaton_words, failing_length
+from ..nn.model import SequenceModel
 from .extract import DTYPES, extract
 from .moore import MooreMachine, relate, state_machine, task_target
 from .robust import predictor as trajectory_predictor

@@ -33,16 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import target_of
-from fsa2rnn.compiler.targets.affine.definite_to_affine import check_affine, non_definite_witness
-from fsa2rnn.compiler.targets.lrnn.exact import exact_check
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.classify import definite_degree
-from fsa2rnn.fsa.errors import ModelFileError, SpecError
-from fsa2rnn.fsa.monoid import TransitionMonoid
-from fsa2rnn.fsa.progress import bar
-
+from ..compiler.model import CompiledModel
+from ..compiler.registry import target_of
+from ..compiler.targets.affine.definite_to_affine import check_affine, non_definite_witness
+from ..compiler.targets.lrnn.exact import exact_check
+from ..fsa.automaton import Automaton
+from ..fsa.classify import definite_degree
+from ..fsa.errors import ModelFileError, SpecError
+from ..fsa.monoid import TransitionMonoid
+from ..fsa.progress import bar
 from . import spectral
 from .extract import extract_and_compare
 from .robust import check_eta, drift, l_max, plot_drift, run

@@ -32,17 +32,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.keys import HIGH_FIRST, encode
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import target_of
-from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine, Readout, check_radix_limit
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
-from fsa2rnn.nn import load_model
-from fsa2rnn.nn.compiled.nfsm import NFSMModel
-from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
-
+from ..compiler.keys import HIGH_FIRST, encode
+from ..compiler.model import CompiledModel
+from ..compiler.registry import target_of
+from ..compiler.targets.nfsm.exact import LayerTables, NFSMMachine, Readout, check_radix_limit
+from ..fsa.automaton import Automaton
+from ..fsa.errors import ConstructionError, LimitExceededError, ModelFileError, SpecError
+from ..nn import load_model
+from ..nn.compiled.nfsm import NFSMModel
+from ..nn.model import SequenceModel
+from ..nn.table_predict import NFSMTablePredictor, table_readable
 from .moore import UNOBSERVED, MooreMachine
 from .probe import SequenceProbe, compiled_probe, predict_words
 from .sample_extract import sample_extract

@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fsa2rnn.fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_moore
-from fsa2rnn.fsa.errors import LimitExceededError, SpecError
-from fsa2rnn.nn.capabilities import missing
-from fsa2rnn.nn.limits import LIMITS
-
+from ..fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_moore
+from ..fsa.errors import LimitExceededError, SpecError
+from ..nn.capabilities import missing
+from ..nn.limits import LIMITS
 from .moore import UNOBSERVED, MooreMachine, PredictWords, relate, state_machine
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.minimize import moore_minimize
-from fsa2rnn.fsa.relabel import Witness, homomorphism, isomorphism
+from ..fsa.automaton import Automaton
+from ..fsa.errors import SpecError
+from ..fsa.minimize import moore_minimize
+from ..fsa.relabel import Witness, homomorphism, isomorphism
 
 #: label of a state at which no output was read (the start state of a model, which outputs after each symbol)
 UNOBSERVED = -2

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.errors import ModelFileError, SpecError
-from fsa2rnn.nn.compiled import run_options
+from ..fsa.errors import ModelFileError, SpecError
+from ..nn.compiled import run_options
 
 
 class Probe:

@@ -35,12 +35,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import FsaError, SpecError
-from fsa2rnn.fsa.plotting import pyplot, save_figure
-from fsa2rnn.fsa.progress import counting
-from fsa2rnn.nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
-
+from ..fsa.automaton import Automaton
+from ..fsa.errors import FsaError, SpecError
+from ..fsa.plotting import pyplot, save_figure
+from ..fsa.progress import counting
+from ..nn.lmax import DEFAULT_CAP, Predict, SampleWords, automaton_words, failing_length
 from . import trajectory
 from .steppers import Stepper, stepper_for
 from .trajectory import random_ball

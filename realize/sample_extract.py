@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-
+from ..fsa.automaton import Automaton
 from .moore import UNOBSERVED, MooreMachine
 from .probe import Probe
 

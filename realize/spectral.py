@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import program_of, target_of
-from fsa2rnn.compiler.targets.lrnn.exact import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
-from fsa2rnn.fsa.errors import ModelFileError
+from ..compiler.model import CompiledModel
+from ..compiler.registry import program_of, target_of
+from ..compiler.targets.lrnn.exact import ORTHOGONAL, OTHER, ZERO, ExactnessError, exact_interpreter
+from ..fsa.errors import ModelFileError
 
 #: most exact configurations the graph search visits
 MAX_GRAPH_CONFIGURATIONS = 200_000

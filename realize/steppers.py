@@ -34,12 +34,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import target_of
-from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError
-from fsa2rnn.fsa.inputs import check_symbol_ids
-from fsa2rnn.nn import load_model
-
+from ..compiler.model import CompiledModel
+from ..compiler.registry import target_of
+from ..fsa.errors import LimitExceededError, ModelFileError
+from ..fsa.inputs import check_symbol_ids
+from ..nn import load_model
 from .extract import as_dtype
 
 #: most code points of one block that ``nearest`` compares a state with

@@ -31,14 +31,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.progress import bar, counting
-from fsa2rnn.nn.layers import DLR, LSTM, NFSM, DeltaProduct, SelectiveDiagonal
-from fsa2rnn.nn.lmax import failing_length
-from fsa2rnn.nn.metrics import accuracy_at_lengths
-from fsa2rnn.nn.table_predict import NFSMTablePredictor, table_readable
-from fsa2rnn.nn.train.trained_exact import nfsm_tables_exact
-
+from ..fsa.errors import SpecError
+from ..fsa.progress import bar, counting
+from ..nn.layers import DLR, LSTM, NFSM, DeltaProduct, SelectiveDiagonal
+from ..nn.lmax import failing_length
+from ..nn.metrics import accuracy_at_lengths
+from ..nn.table_predict import NFSMTablePredictor, table_readable
+from ..nn.train.trained_exact import nfsm_tables_exact
 from .compare import layer_inputs, symbol_transition
 from .conditions import _non_definite
 from .extract import as_dtype

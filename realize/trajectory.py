@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.nn.compiled.base import NUMPY_DTYPES
-
+from ..nn.compiled.base import NUMPY_DTYPES
 from .steppers import Block, Stepper
 
 #: torch dtypes with a numpy twin whose arithmetic rounds the same way

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.compiler import load_executor
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import target_of
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError, ModelFileError, SpecError
+from ..compiler import load_executor
+from ..compiler.model import CompiledModel
+from ..compiler.registry import target_of
+from ..fsa.automaton import Automaton
+from ..fsa.errors import LimitExceededError, ModelFileError, SpecError
 
 #: most symbols (words × length) verify_model runs through the float model
 MAX_SYMBOLS = 2 * 10**7
@@ -121,7 +121,7 @@ def verify_model(
         kwargs: dict[str, Any] = {"scan": "numpy executor (fsa2rnn.compiler.load_executor)"}
         pred = load_executor(model).predict_states(ids)
     else:
-        from fsa2rnn.nn.compiled import load_model, run_options
+        from ..nn.compiled import load_model, run_options
 
         net = load_model(model).to(getattr(torch, dtype))
         kwargs = run_options(net, mode)

@@ -15,11 +15,10 @@ from typing import Any
 
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.targets.affine.executor import window_digits
-from fsa2rnn.compiler.targets.affine.program import AffineProgram
-from fsa2rnn.compiler.targets.affine.step import AffineStep
-
+from ...compiler.model import CompiledModel
+from ...compiler.targets.affine.executor import window_digits
+from ...compiler.targets.affine.program import AffineProgram
+from ...compiler.targets.affine.step import AffineStep
 from .base import NUMPY_DTYPES, CodeBlock, CompiledModule, finish
 
 

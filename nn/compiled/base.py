@@ -21,11 +21,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import Program, accepted
-from fsa2rnn.compiler.registry import program_of, target_of
-from fsa2rnn.fsa.errors import PluginError
-from fsa2rnn.fsa.inputs import SymbolIds, check_symbol_ids
+from ...compiler.model import CompiledModel
+from ...compiler.program import Program, accepted
+from ...compiler.registry import program_of, target_of
+from ...fsa.errors import PluginError
+from ...fsa.inputs import SymbolIds, check_symbol_ids
 
 #: torch dtypes whose numpy twin rounds the same way (the numpy steps run at these)
 NUMPY_DTYPES = {torch.float64: np.float64, torch.float32: np.float32}

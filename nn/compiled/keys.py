@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.keys import dense_keys
+from ...compiler.keys import dense_keys
 
 
 def lookup_sorted(sorted_keys: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:

@@ -19,13 +19,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.keys import LOW_FIRST, KeyLookup, encode, key_space
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.targets.lrnn.program import HashReadout, LinearRNNProgram
-from fsa2rnn.compiler.targets.lrnn.step import LinearRNNStep, StepLayer
-from fsa2rnn.compiler.wiring import causal_shift, layer_keys
-from fsa2rnn.fsa.errors import LimitExceededError
-
+from ...compiler.keys import LOW_FIRST, KeyLookup, encode, key_space
+from ...compiler.model import CompiledModel
+from ...compiler.targets.lrnn.program import HashReadout, LinearRNNProgram
+from ...compiler.targets.lrnn.step import LinearRNNStep, StepLayer
+from ...compiler.wiring import causal_shift, layer_keys
+from ...fsa.errors import LimitExceededError
 from .base import NUMPY_DTYPES, RUN_SCAN, CodeBlock, CompiledModule, finish
 from .keys import KeyTable
 from .lrnn_layers import DiagonalLinearRNN, GHLinearRNN

@@ -23,11 +23,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import half_norms
-from fsa2rnn.compiler.registry import program_of
-from fsa2rnn.compiler.targets.lrnn.program import HashReadout, LinearLayer
-
+from ...compiler.model import CompiledModel
+from ...compiler.program import half_norms
+from ...compiler.registry import program_of
+from ...compiler.targets.lrnn.program import HashReadout, LinearLayer
 from ..ops.lrnn_scan import (
     cmul,
     monomial_form,

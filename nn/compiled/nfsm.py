@@ -20,14 +20,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from fsa2rnn.compiler.keys import HIGH_FIRST, KeyLookup, encode
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.program import half_norms
-from fsa2rnn.compiler.targets.nfsm.program import NFSMProgram
-from fsa2rnn.compiler.targets.nfsm.step import NFSMStep
-from fsa2rnn.compiler.wiring import layer_keys
-from fsa2rnn.fsa.errors import ModelFileError
-
+from ...compiler.keys import HIGH_FIRST, KeyLookup, encode
+from ...compiler.model import CompiledModel
+from ...compiler.program import half_norms
+from ...compiler.targets.nfsm.program import NFSMProgram
+from ...compiler.targets.nfsm.step import NFSMStep
+from ...compiler.wiring import layer_keys
+from ...fsa.errors import ModelFileError
 from ..nfsm import NFSMLayer
 from .base import NUMPY_DTYPES, CodeBlock, CompiledModule, finish, load_model
 from .keys import KeyTable

@@ -10,10 +10,9 @@ from typing import Any
 
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.targets.pdssm.program import PDSSMProgram
-from fsa2rnn.fsa.errors import LimitExceededError
-
+from ...compiler.model import CompiledModel
+from ...compiler.targets.pdssm.program import PDSSMProgram
+from ...fsa.errors import LimitExceededError
 from ..ops import pd_scan
 from ..ops.pd_scan import pd_apply
 from .base import CodeBlock, CompiledModule, finish

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsa2rnn.fsa.errors import ConfigError, PluginError
-from fsa2rnn.fsa.lazy import lazy_getattr
-from fsa2rnn.fsa.registry import Registry
+from ...fsa.errors import ConfigError, PluginError
+from ...fsa.lazy import lazy_getattr
+from ...fsa.registry import Registry
 
 # the classes load torch: they are imported on first use, so that the registry (and `fsa2rnn train --help`) does not
 __getattr__ = lazy_getattr(

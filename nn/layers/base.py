@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import ConfigError  # noqa: F401 (re-exported: the old import path)
+from ...fsa.errors import ConfigError  # noqa: F401 (re-exported: the old import path)
 
 State = dict[str, Any]
 

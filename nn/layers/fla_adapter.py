@@ -18,7 +18,7 @@ from typing import Any
 
 from torch import nn
 
-from fsa2rnn.fsa.errors import PluginError, SpecError
+from ...fsa.errors import PluginError, SpecError
 
 #: the switch of fla's layers that extends the eigenvalue range to [−1, 1]
 NEG_EIGVAL = "allow_neg_eigval"

@@ -17,8 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fsa2rnn.fsa.errors import FsaError, PluginError
-
+from ...fsa.errors import FsaError, PluginError
 from ..capabilities import layer_capabilities
 from ..plugins import check_signature, kind_of, load
 

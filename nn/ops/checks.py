@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
-from fsa2rnn.fsa.errors import OpInputError  # noqa: F401 (re-exported: the old import path)
+from ...fsa.errors import OpInputError  # noqa: F401 (re-exported: the old import path)
 
 
 def check_tensor(op: str, name: str, t: object, ndim: int | None = None) -> torch.Tensor:

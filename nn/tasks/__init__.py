@@ -18,13 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.fsa.errors import FsaError, PluginError, UnknownBuiltinError
-from fsa2rnn.fsa.lazy import lazy_getattr
-from fsa2rnn.fsa.library.builtins import builtin_names, is_builtin
-from fsa2rnn.fsa.library.regex_syntax import parse as parse_regex
-from fsa2rnn.fsa.registry import EXTRAS, Registry, did_you_mean
-
+from ...fsa import resolve_spec
+from ...fsa.errors import FsaError, PluginError, UnknownBuiltinError
+from ...fsa.lazy import lazy_getattr
+from ...fsa.library.builtins import builtin_names, is_builtin
+from ...fsa.library.regex_syntax import parse as parse_regex
+from ...fsa.registry import EXTRAS, Registry, did_you_mean
 from .family import TaskFamily
 
 # the tasks themselves load torch: imported on first use, so that the registry (and `fsa2rnn tasks`) does not

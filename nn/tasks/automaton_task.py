@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import SpecError
-
+from ...fsa.automaton import Automaton
+from ...fsa.errors import SpecError
 from ..ops.table_scan import keyed_table_scan
 from .base import SUPERVISIONS, Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from fsa2rnn.fsa.errors import SpecError
+from ...fsa.errors import SpecError
 
 LengthSpec = int | tuple[int, int]
 #: which positions a task judges: each word's answer only, or every position

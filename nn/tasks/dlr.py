@@ -27,8 +27,7 @@ import math
 
 import torch
 
-from fsa2rnn.fsa.errors import SpecError
-
+from ...fsa.errors import SpecError
 from .base import Batch, LengthSpec, Task
 
 DLR_TASKS = ("shift", "cumsum", "cummax", "reverse", "sort", "select", "mips", "context_shift", "solve")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import UnknownBuiltinError
-from fsa2rnn.fsa.registry import did_you_mean
+from ...fsa.errors import UnknownBuiltinError
+from ...fsa.registry import did_you_mean
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,11 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.library.tasks import flipflop_monoid, modular_value
-from fsa2rnn.fsa.library.word_problems import word_problem
-
+from ...fsa import resolve_spec
+from ...fsa.automaton import Automaton
+from ...fsa.errors import SpecError
+from ...fsa.library.tasks import flipflop_monoid, modular_value
+from ...fsa.library.word_problems import word_problem
 from .automaton_task import AutomatonTask
 from .base import Batch, LengthSpec, Task, answer_mask, draw_lengths, length_mask
 from .dlr import DLR_TASKS, DLRTask

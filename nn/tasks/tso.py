@@ -33,8 +33,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from fsa2rnn.fsa.errors import SpecError
-
+from ...fsa.errors import SpecError
 from ..ops.table_scan import keyed_table_scan
 from .base import Batch, LengthSpec, Task, draw_lengths
 

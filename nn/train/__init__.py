@@ -18,7 +18,7 @@ Names are loaded on first use (fsa2rnn.fsa.lazy), so that importing the package 
 
 from __future__ import annotations
 
-from fsa2rnn.fsa.lazy import lazy_getattr
+from ...fsa.lazy import lazy_getattr
 
 __getattr__ = lazy_getattr(
     __name__,

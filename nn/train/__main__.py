@@ -2,7 +2,7 @@
 command as ``fsa2rnn train`` (fsa2rnn.cli.train, which this entry point runs); bad input prints one line
 ``error: …`` and exits with status 2."""
 
-from fsa2rnn.cli.train import entry
+from ...cli.train import entry
 
 if __name__ == "__main__":
     entry()

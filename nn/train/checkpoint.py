@@ -19,8 +19,8 @@ from typing import Any
 import torch
 from safetensors.torch import load, save, save_file
 
-from fsa2rnn.fsa.errors import ModelFileError
-from fsa2rnn.fsa.signed import Entry, check_signature, file_entries, read_signed, signature, write_signed
+from ...fsa.errors import ModelFileError
+from ...fsa.signed import Entry, check_signature, file_entries, read_signed, signature, write_signed
 
 FORMAT = "fsa2rnn.checkpoint/2"
 #: the earlier format, still read: the same contents under another hash (:func:`_signature_v1`)

@@ -23,10 +23,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.compiler.targets.nfsm.families import head_family
-from fsa2rnn.compiler.targets.nfsm.heads import candidate_plans
-from fsa2rnn.fsa.errors import ModelFileError, SpecError
-
+from ...compiler.targets.nfsm.families import head_family
+from ...compiler.targets.nfsm.heads import candidate_plans
+from ...fsa.errors import ModelFileError, SpecError
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS

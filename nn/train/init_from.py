@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.fsa.errors import SpecError
-
+from ...compiler.model import CompiledModel
+from ...fsa.errors import SpecError
 from ..model import ModelConfig, SequenceModel
 from .runfiles import stream_seed
 

@@ -13,7 +13,7 @@ import math
 import statistics
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
+from ...fsa.errors import SpecError
 
 #: the paper's grid (App. E.1.1)
 PAPER_GRID = (1e-2, 1e-3, 5e-4, 1e-4)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.plotting import pyplot, save_figure
+from ...fsa.plotting import pyplot, save_figure
 
 
 def run_title(cfg: Any) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
+from ...fsa.errors import SpecError
 
 #: every scale a preset may offer; ``paper`` and ``small`` every preset has, ``medium`` only the presets that set it
 SCALES = ("paper", "small", "medium")

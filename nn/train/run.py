@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-
+from ...fsa.errors import SpecError
+from ...fsa.io import atomic_write_text, output_directory
 from .. import limits
 from ..plugins import check_ref, parse_args
 from . import runfiles

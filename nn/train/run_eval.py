@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa import progress
-
+from ...fsa import progress
 from ..lmax import DEFAULT_CAP
 from ..metrics import accuracy_at_lengths, default_lengths, failing_length_of, range_accuracy, regression_scores
 from ..model import SequenceModel

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import SpecError
+from ...fsa.errors import SpecError
 
 RUN_FORMAT = "fsa2rnn.train_run/1"
 CONFIG, MODEL, METRICS, EVAL, CURVES = "config.json", "model.safetensors", "metrics.jsonl", "eval.json", "curves.png"

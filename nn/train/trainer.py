@@ -28,10 +28,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fsa2rnn.fsa import progress
-from fsa2rnn.fsa.errors import Interrupted, SpecError
-from fsa2rnn.fsa.io import atomic_write_text
-
+from ...fsa import progress
+from ...fsa.errors import Interrupted, SpecError
+from ...fsa.io import atomic_write_text
 from ..layers.nfsm import NFSM
 from ..limits import check_train
 from ..model import SequenceModel

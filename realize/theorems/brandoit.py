@@ -8,16 +8,15 @@ import math
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
-from fsa2rnn.compiler.targets.affine import definite_to_affine as affine_compiler
-from fsa2rnn.fsa import classify, minimize, relabel
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.fsa.monoid import TransitionMonoid
-from fsa2rnn.nn import load_model
-from fsa2rnn.nn.ops import table_scan
-
+from ...compiler import compile_affine, compile_diagonal, compile_householder, compile_nfsm
+from ...compiler.targets.affine import definite_to_affine as affine_compiler
+from ...fsa import classify, minimize, relabel
+from ...fsa.automaton import Automaton
+from ...fsa.errors import ConstructionError
+from ...fsa.library import resolve_spec
+from ...fsa.monoid import TransitionMonoid
+from ...nn import load_model
+from ...nn.ops import table_scan
 from .. import certificate, conditions
 from ..conditions import check_conditions
 from ..extract import extract, extract_and_compare, extracted_machine

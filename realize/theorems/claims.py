@@ -32,9 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fsa2rnn.fsa.errors import CheckFailed, UnknownTheoremError
-from fsa2rnn.fsa.registry import did_you_mean
-
+from ...fsa.errors import CheckFailed, UnknownTheoremError
+from ...fsa.registry import did_you_mean
 from ..robust import one_thread
 
 KINDS = ("construction", "impossibility", "equivalence", "bound")

@@ -14,16 +14,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from fsa2rnn.compiler.model import CompiledModel
-from fsa2rnn.compiler.registry import target_of
-from fsa2rnn.compiler.targets.lrnn import exact as ec
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.nn.model import SequenceModel
-from fsa2rnn.nn.train.config import TrainConfig, load_run
-from fsa2rnn.nn.train.trainer import train
-from fsa2rnn.realize import extract as ex
-from fsa2rnn.realize.verify import verify_model
-
+from ...compiler.model import CompiledModel
+from ...compiler.registry import target_of
+from ...compiler.targets.lrnn import exact as ec
+from ...fsa.automaton import Automaton
+from ...nn.model import SequenceModel
+from ...nn.train.config import TrainConfig, load_run
+from ...nn.train.trainer import train
+from .. import extract as ex
+from ..verify import verify_model
 from .claims import require
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fsa2rnn.nn.layers import DLR
-from fsa2rnn.nn.ops import dlr_kernel_conv
-from fsa2rnn.nn.ops.dlr import fft_kernel
-from fsa2rnn.nn.ops.dlr.naive import naive_kernel
-
+from ...nn.layers import DLR
+from ...nn.ops import dlr_kernel_conv
+from ...nn.ops.dlr import fft_kernel
+from ...nn.ops.dlr.naive import naive_kernel
 from .claims import Part, checked, require, theorem
 
 SRC = "Gupta, Mehta & Berant, Simplifying and Understanding State Space Models with Diagonal Linear RNNs"

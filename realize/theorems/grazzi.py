@@ -8,12 +8,11 @@ import math
 import numpy as np
 import torch
 
-from fsa2rnn.compiler import compile_householder, program_of
-from fsa2rnn.compiler.targets.lrnn import gh
-from fsa2rnn.fsa.library import resolve_spec
-from fsa2rnn.nn import load_model
-from fsa2rnn.nn.layers import build_layer
-
+from ...compiler import compile_householder, program_of
+from ...compiler.targets.lrnn import gh
+from ...fsa.library import resolve_spec
+from ...nn import load_model
+from ...nn.layers import build_layer
 from .claims import Part, checked, demonstrated, require, theorem, verified
 from .common import exact_two_sided, fit_until, float_run, layer_eigenvalues, learned, orbit
 

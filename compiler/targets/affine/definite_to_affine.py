@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.classify import definite_degree, semigroup_mask
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-from fsa2rnn.fsa.monoid import TransitionMonoid
-
+from ....fsa.automaton import Automaton
+from ....fsa.classify import definite_degree, semigroup_mask
+from ....fsa.errors import ConstructionError, LimitExceededError
+from ....fsa.monoid import TransitionMonoid
 from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
 from ...registry import program_of
 from .program import AffineProgram

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.inputs import check_symbol_ids
-
+from ....fsa.inputs import check_symbol_ids
 from .program import AffineProgram
 
 

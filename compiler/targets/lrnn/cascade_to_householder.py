@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError
 from . import gh
 from .spec import MAX_KEY_SPACE, GHLayerSpec, Readout
 
@@ -25,7 +24,7 @@ MAX_LAYER_ENTRIES = 2 * 10**7
 
 def decompose(automaton: Automaton):
     """The holonomy cascade of the automaton (fsa.holonomy_decomposition, emulation verified)."""
-    from fsa2rnn.fsa import holonomy_decomposition
+    from ....fsa import holonomy_decomposition
 
     return holonomy_decomposition(automaton)
 

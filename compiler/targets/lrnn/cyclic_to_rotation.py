@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError
-from fsa2rnn.fsa.permutation_rep import orbit_characters
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError
+from ....fsa.permutation_rep import orbit_characters
 from . import gh
 from .spec import GHLayerSpec, Readout
 

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-from fsa2rnn.fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError
+from ....fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
 from ...model import CompiledModel, resolve_initial
 from .cascade_to_householder import decompose, level_rows
 from .spec import DiagonalLayerSpec, assemble_construction
@@ -150,7 +149,7 @@ def _cascade(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np
 
 
 def _series(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
-    from fsa2rnn.fsa.group_series import group_cascade, non_abelian_factors
+    from ....fsa.group_series import group_cascade, non_abelian_factors
 
     bad = non_abelian_factors(automaton)
     if bad:

@@ -33,10 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ExactnessError, LimitExceededError, ModelFileError
-from fsa2rnn.fsa.inputs import check_symbol_ids
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ExactnessError, LimitExceededError, ModelFileError
+from ....fsa.inputs import check_symbol_ids
 from ...keys import LOW_FIRST, encode, lookup_sorted
 from ...model import CompiledModel
 from ...registry import program_of

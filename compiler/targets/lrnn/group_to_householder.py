@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import LimitExceededError
-from fsa2rnn.fsa.permutation_rep import PermutationRepresentation, faithful_permutation_representation
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import LimitExceededError
+from ....fsa.permutation_rep import PermutationRepresentation, faithful_permutation_representation
 from . import gh
 from .spec import GHLayerSpec, Readout
 

@@ -14,9 +14,8 @@ exhaustively and exactly (compiler/targets/lrnn/exact.py) before it is returned:
 
 from __future__ import annotations
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError
 from ...model import CompiledModel, resolve_initial
 from .cascade_to_householder import cascade
 from .cyclic_to_rotation import rotation

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError
-
+from ....fsa.errors import ModelFileError
 from ...keys import LOW_FIRST, check_key_space, encode, key_space
 from ...model import CompiledModel
 from ...program import HeaderReader, Program, frozen, header_int

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError
 from . import gh
 from .cyclic_to_rotation import cyclic_structure
 from .spec import GHLayerSpec, Readout

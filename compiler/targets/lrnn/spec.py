@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-
+from ....fsa.automaton import Automaton
 from ...keys import LOW_FIRST, MAX_KEY_SPACE, check_key_space, encode
 from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
 from . import exact, gh

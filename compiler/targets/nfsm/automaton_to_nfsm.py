@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, UnknownStateError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, FsaError, UnknownStateError
 from ...model import MODEL_FORMAT, CompiledModel, stored_automaton
 from .exact import NFSMMachine, Readout
 from .heads import NFSMPlan, candidate_plans

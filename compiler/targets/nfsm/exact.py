@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError
-from fsa2rnn.fsa.inputs import check_symbol_ids
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError
+from ....fsa.inputs import check_symbol_ids
 from ...keys import HIGH_FIRST, check_key_space, decode, encode, lookup_sorted
 from ...wiring import layer_keys
 from .program import NFSMProgram

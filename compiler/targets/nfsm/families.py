@@ -26,9 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, SpecError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, SpecError
 from .heads import permutation_heads_plan
 
 HEAD_FAMILIES = ("regular", "factored")

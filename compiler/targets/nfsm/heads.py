@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
-from fsa2rnn.fsa.permutation_rep import faithful_permutation_representation
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
+from ....fsa.permutation_rep import faithful_permutation_representation
 from ...keys import HIGH_FIRST, decode
 from .exact import LayerTables
 
@@ -100,7 +99,7 @@ def cascade_plan(a: Automaton, *, max_cost: int | None = None) -> NFSMPlan:
     Layer i's keys are all (symbol, indices of the levels above): |Σ|·Π_{j<i} n_j of them, at most
     :data:`MAX_CASCADE_KEYS`. With ``max_cost``, a cascade needing at least that many logits per step is refused.
     """
-    from fsa2rnn.fsa import holonomy_decomposition
+    from ....fsa import holonomy_decomposition
 
     cascade = holonomy_decomposition(a)
     dims = [int(level.n_points) for level in cascade.levels]

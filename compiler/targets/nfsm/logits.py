@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import LimitExceededError, SpecError
+from ....fsa.errors import LimitExceededError, SpecError
 
 #: Default margin (best minus second-best logit) and common logit level of compiled models.
 DEFAULT_MARGIN = 1.0

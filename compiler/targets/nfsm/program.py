@@ -9,8 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError
-
+from ....fsa.errors import ModelFileError
 from ...keys import check_key_space, key_space
 from ...model import CompiledModel
 from ...program import HeaderReader, Program, header_int

@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError
-
+from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError, LimitExceededError, ModelFileError
 from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
 from ...registry import program_of
 from .program import PDSSMProgram

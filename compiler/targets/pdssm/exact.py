@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from fsa2rnn.fsa.errors import ModelFileError
-from fsa2rnn.fsa.inputs import check_symbol_ids
-
+from ....fsa.errors import ModelFileError
+from ....fsa.inputs import check_symbol_ids
 from .program import PDSSMProgram
 
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from fsa2rnn.fsa.lazy import lazy_getattr
-
+from ....fsa.lazy import lazy_getattr
 from .chunked import chunked_table_scan
 from .naive import naive_table_scan
 from .torch_scan import torch_table_scan

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from fsa2rnn.compiler.scans.table_scan import choose_chunk as _choose_chunk
-from fsa2rnn.compiler.scans.table_scan import table_scan
-
+from ....compiler.scans.table_scan import choose_chunk as _choose_chunk
+from ....compiler.scans.table_scan import table_scan
 from .naive import _mask
 
 __all__ = ["chunked_table_scan", "_choose_chunk"]

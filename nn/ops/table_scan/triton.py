@@ -17,8 +17,7 @@ import os
 
 import torch
 
-from fsa2rnn.fsa.errors import LimitExceededError
-
+from ....fsa.errors import LimitExceededError
 from .naive import _mask
 
 try:  # pragma: no cover - exercised where triton is installed

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsa2rnn.fsa.errors import PluginError, SpecError
-from fsa2rnn.fsa.registry import Registry
-
+from ....fsa.errors import PluginError, SpecError
+from ....fsa.registry import Registry
 from .base import Job, Reproduction
 
 #: the methods a reproduction must define (the others have defaults in Reproduction)

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.registry import did_you_mean
-
+from ....fsa.errors import SpecError
+from ....fsa.registry import did_you_mean
 from ...limits import parse_seeds
 from ...plugins import FLA, check_ref, is_ref
 from ..presets import ARCH_FLAGS

@@ -19,8 +19,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.plotting import pyplot
-
+from ....fsa.plotting import pyplot
 from ...tasks.dlr import DLR_TASKS
 from ..presets import get_preset
 from .base import Job, Reproduction

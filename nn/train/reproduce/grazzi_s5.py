@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.plotting import pyplot
-
+from ....fsa.errors import SpecError
+from ....fsa.plotting import pyplot
 from ..presets import get_preset
 from .base import Job, Reproduction
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES

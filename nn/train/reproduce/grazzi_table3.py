@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.plotting import pyplot
-
+from ....fsa.errors import SpecError
+from ....fsa.plotting import pyplot
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
 from .base import Job, Reproduction

@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.errors import SpecError
-from fsa2rnn.fsa.io import atomic_write_text, output_directory
-from fsa2rnn.fsa.progress import bar as progress_bar
-from fsa2rnn.fsa.progress import quiet
-
+from ....fsa.errors import SpecError
+from ....fsa.io import atomic_write_text, output_directory
+from ....fsa.progress import bar as progress_bar
+from ....fsa.progress import quiet
 from ..runfiles import EVAL
 from .base import Job, Reproduction
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fsa2rnn.fsa.plotting import pyplot, save_figure
+from ....fsa.plotting import pyplot, save_figure
 
 TINY_NOTE = "Tiny scale exercises the pipeline only (a few steps): its figures mean nothing."
 
