@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 
 .PHONY: setup demo test lint docs shell bench clean
 
-$(BIN)/fsa2rnn: pyproject.toml setup.py
+$(BIN)/fsa2rnn: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip || echo "(pip not upgraded; continuing)"
 	@# Keep a torch that is already there (a GPU machine's build); otherwise take the pinned CPU wheel.

@@ -5,9 +5,15 @@ Run: python examples/analyze_monoid.py   (a few seconds; writes nothing)
 
 from __future__ import annotations
 
-from fsa2rnn.fsa import Automaton, TransitionMonoid, green_classes, resolve_spec
-from fsa2rnn.fsa.classify import classify, definite_degree
-from fsa2rnn.fsa.realizability import realizability
+from fsa2rnn.fsa import (
+    Automaton,
+    TransitionMonoid,
+    classify,
+    definite_degree,
+    green_classes,
+    realizability,
+    resolve_spec,
+)
 
 # 1. The full transformation monoid T_4 (builtin "T4"): 4^4 elements, one D-class per rank.
 M = TransitionMonoid(resolve_spec("T4"))

@@ -21,7 +21,7 @@ from .errors import (
     UnknownStateError,
     UnknownSymbolError,
 )
-from .lazy import lazy_getattr
+from .lazy import exports_win, lazy_getattr
 from .library import resolve_spec
 
 __all__ = [
@@ -31,6 +31,14 @@ __all__ = [
     "green_classes",
     "holonomy_decomposition",
     "Cascade",
+    "classify",
+    "definite_degree",
+    "realizability",
+    "group_cascade",
+    "word_problem",
+    "transformation_automaton",
+    "to_aalpy_dfa",
+    "from_aalpy_dfa",
     "FsaError",
     "SpecError",
     "UnknownSymbolError",
@@ -51,5 +59,14 @@ __getattr__ = lazy_getattr(
         "green_classes": ("dclasses", "green_classes"),
         "holonomy_decomposition": ("holonomy", "holonomy_decomposition"),
         "Cascade": ("cascade", "Cascade"),
+        "classify": ("classify", "classify"),
+        "definite_degree": ("classify", "definite_degree"),
+        "realizability": ("realizability", "realizability"),
+        "group_cascade": ("group_series", "group_cascade"),
+        "word_problem": ("library.word_problems", "word_problem"),
+        "transformation_automaton": ("library.word_problems", "transformation_automaton"),
+        "to_aalpy_dfa": ("aalpy_interop", "to_aalpy_dfa"),
+        "from_aalpy_dfa": ("aalpy_interop", "from_aalpy_dfa"),
     },
 )
+exports_win(__name__, ("classify", "realizability"))

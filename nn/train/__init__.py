@@ -38,6 +38,10 @@ __getattr__ = lazy_getattr(
         "failing_length_of": (".metrics", "failing_length_of"),
         "range_accuracy": (".metrics", "range_accuracy"),
         "regression_scores": (".metrics", "regression_scores"),
+        "preset_config": ("run", "preset_config"),
+        "init_architecture": ("init_from", "init_architecture"),
+        "init_model_config": ("init_from", "init_model_config"),
+        "load_init": ("init_from", "load_init"),
     },
 )
 
@@ -57,4 +61,8 @@ __all__ = [
     "failing_length_of",
     "range_accuracy",
     "regression_scores",
+    "preset_config",
+    "init_architecture",
+    "init_model_config",
+    "load_init",
 ]

@@ -1,4 +1,4 @@
-"""Broken plug-ins, each refused in one ``error:`` line before training (tests/test_plugin_models.py)."""
+"""Broken plug-ins, each refused in one ``error:`` line before training (tests/contracts/test_plugin_models.py)."""
 
 from __future__ import annotations
 

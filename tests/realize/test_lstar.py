@@ -105,7 +105,7 @@ def test_bad_limits_are_refused_before_work(limits, phrase):
 # ---------------------------------------------------------------------------------------------------- trained models
 @pytest.fixture(scope="module")
 def parity_deltanet():
-    from test_extract_models import train_tiny
+    from .test_extract_models import train_tiny
 
     # beta in (0, 2): the eigenvalues 1 − beta span [−1, 1] (Grazzi et al.)
     return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain"},
@@ -114,7 +114,7 @@ def parity_deltanet():
 
 @pytest.fixture(scope="module")
 def flipflop_nfsm():
-    from test_extract_models import train_tiny
+    from .test_extract_models import train_tiny
 
     return train_tiny("flipflop", "nfsm", {"heads": [2]}, steps=200, lengths=(3, 20), seed=2, d_model=16,
                       lr=1e-2, mlp_ratio=4.0)  # fmt: skip
@@ -138,7 +138,7 @@ def test_flipflop_nfsm_agrees_with_the_white_box_extraction(flipflop_nfsm):
 
 
 def test_lstm_small_task_reports_agreement_queries_and_limits():
-    from test_extract_models import train_tiny
+    from .test_extract_models import train_tiny
 
     model, task, _ = train_tiny("grazzi:parity", "lstm", {}, steps=150, lengths=(2, 8), seed=0, d_model=16, lr=1e-2)
     r = compare_lstar(model, task, length=8)

@@ -23,8 +23,8 @@ from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction, register
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GROUPS = {"fsa2rnn.layers": LAYERS, "fsa2rnn.tasks": TASKS, "fsa2rnn.reproductions": REPRODUCTIONS}
 
 

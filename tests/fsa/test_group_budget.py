@@ -11,14 +11,15 @@ from math import factorial
 import numpy as np
 import pytest
 from sympy.combinatorics import Permutation, PermutationGroup
-from test_groups import CASES
-from test_holonomy_skeleton import SMALL
 
 from fsa2rnn.fsa import Automaton
 from fsa2rnn.fsa import groups as groups_mod
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.groups import composition_factors, describe_group
 from fsa2rnn.fsa.holonomy import Skeleton, holonomy_decomposition, holonomy_levels
+
+from .test_groups import CASES
+from .test_holonomy_skeleton import SMALL
 
 _ORDERS = {"A5": 60, "A6": 360, "A8": 20160, "A9": 181440, "PSL(2,7)": 168, "M11": 7920}
 

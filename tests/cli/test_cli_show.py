@@ -48,7 +48,7 @@ def test_show_json_matches_case(case):
         spec["accepting"] = data["accepting"]
     rebuilt = Automaton.from_spec(spec)
     assert rebuilt.n_states == case.n_states
-    a = case_automaton(case)  # the summary is the automaton itself (its semantics: tests/test_library.py)
+    a = case_automaton(case)  # the summary is the automaton itself (its semantics: tests/fsa/test_library.py)
     assert np.array_equal(rebuilt.transitions, a.transitions) and rebuilt.states == a.states
     assert rebuilt.initial == a.initial and rebuilt.accepting_states == a.accepting_states
 

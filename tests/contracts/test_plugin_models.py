@@ -118,7 +118,7 @@ def _records(run):
 
 
 def test_resume_after_ctrl_c_equals_the_uninterrupted_run(runs, tmp_path):
-    from test_hostile_inputs import _interrupt_at
+    from .test_hostile_inputs import _interrupt_at
 
     part = tmp_path / "part"
     watcher = _interrupt_at(part, 5)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from fsa2rnn.cli.main import main
 
-HERE = Path(__file__).resolve().parent / "fixtures" / "models"
+HERE = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 EXPECTED = json.loads((HERE / "expected.json").read_text())
 _spec = importlib.util.spec_from_file_location("fixtures_make", HERE / "make.py")
 make = importlib.util.module_from_spec(_spec)

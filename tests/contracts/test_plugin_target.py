@@ -1,8 +1,8 @@
 """A compile target from outside fsa2rnn: the test plug-in package's toy target (tests/plugins/fsa2rnn_toys/onehot,
 declared in its committed dist-info's ``fsa2rnn.targets`` entry points) runs through ``compile``, ``run`` and
-``verify`` and the conformance test (tests/test_conformance.py, which reads the registry) with no line of fsa2rnn
-changed; a malformed registration — an import error, a missing attribute, a missing method, a reused name — is one
-``error:`` line naming the plug-in, and the built-in targets keep working."""
+``verify`` and the conformance test (tests/contracts/test_conformance.py, which reads the registry) with no line of
+fsa2rnn changed; a malformed registration — an import error, a missing attribute, a missing method, a reused name — is
+one ``error:`` line naming the plug-in, and the built-in targets keep working."""
 
 from __future__ import annotations
 

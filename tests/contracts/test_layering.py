@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("fsa", "compiler", "nn", "realize", "cli")
 ALLOWED: dict[str, set[str]] = {
     "fsa": set(),
@@ -115,14 +115,23 @@ def _lazy_names(path: Path) -> dict[str, str]:
     """The lazy attributes of a package (``__getattr__ = lazy_getattr(__name__, {name: (module, attr)})``, the one
     mechanism, fsa/lazy.py): name → module, relative to the package as lazy_getattr reads it."""
     out: dict[str, str] = {}
-    for node in ast.parse(path.read_text()).body:
+    body = ast.parse(path.read_text()).body
+    assigned = {  # module-level NAME = {...}: a table may be named before it is passed
+        t.id: node.value
+        for node in body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for node in body:
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
             and getattr(node.value.func, "id", None) == "lazy_getattr"
             and len(node.value.args) == 2
         ):
-            table = ast.literal_eval(node.value.args[1])
+            arg = node.value.args[1]
+            table = ast.literal_eval(assigned[arg.id] if isinstance(arg, ast.Name) else arg)
             out.update({name: module for name, (module, _) in table.items()})
     return out
 

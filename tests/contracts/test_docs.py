@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("fsa", "compiler", "nn", "realize", "cli", "examples", "benchmarks", "tests")
 #: names of notes that live outside the repository, and paths that leave it
 OUTSIDE = re.compile(r"THEORY\.md|DESIGN\.md|STYLE\.md|\.\./shared|/work/|shared/papers")

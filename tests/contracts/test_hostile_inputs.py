@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from fsa2rnn.cli.main import main
 from fsa2rnn.nn.limits import LIMITS, default_train_max, limits_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_hostile  # noqa: E402
 

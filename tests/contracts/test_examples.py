@@ -1,5 +1,5 @@
 """Every examples/*.py runs to completion (in a process of its own, 120 s each) and prints what it shows. The README's
-commands and examples/quickstart.sh are run by tests/test_readme.py.
+commands and examples/quickstart.sh are run by tests/contracts/test_readme.py.
 
 Examples that use torch run in processes forked from a server that has imported the heavy third-party libraries
 once (multiprocessing's forkserver with preloaded modules): each is still a fresh process with its own exit code,
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 #: lines an example must print (its claims, checked)
 CLAIMS = {

@@ -22,7 +22,7 @@ from fsa2rnn.fsa.errors import LimitExceededError, SpecError
 from fsa2rnn.fsa.library.regex import automaton_from_regex
 from fsa2rnn.fsa.monoid import powers_count
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bench_limits  # noqa: E402
 
 MIB = 1 << 20

@@ -23,7 +23,7 @@ from fsa2rnn.cli.limit_options import Checked
 from fsa2rnn.cli.main import COMMANDS, main
 from fsa2rnn.nn.limits import LIMITS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_hostile  # noqa: E402
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: where compiled models are executed (fsa cannot import the compiler, so its own lookups are its own algorithms')
 PACKAGE_DIRS = ("compiler", "nn", "realize", "cli")
 #: the rows whose one definition lives in fsa/, below the compiler: searched in fsa/ too

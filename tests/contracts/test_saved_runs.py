@@ -1,7 +1,7 @@
 """Run directories, a compiled model and a reproduction folder written by an earlier build (tests/fixtures/) still
 load, and `eval`, `compare` and `reproduce --table-only` give the figures recorded with that build
 (tests/fixtures/expected.json; regenerate only on a deliberate change of the figures: ``python
-tests/test_saved_runs.py``)."""
+tests/contracts/test_saved_runs.py``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from fsa2rnn.cli.main import main
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUNS = FIXTURES / "runs"
 TABLE = FIXTURES / "reproduce" / "brandoit-table1-tiny"
 EXPECTED = FIXTURES / "expected.json"

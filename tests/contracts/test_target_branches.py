@@ -18,7 +18,7 @@ import pytest
 
 from fsa2rnn.compiler.registry import TARGETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("fsa", "compiler", "nn", "realize", "cli")
 #: the registry itself and the targets' own folders, where a target names itself
 REGISTRY = ("compiler/registry.py", "compiler/targets/")

@@ -19,7 +19,7 @@ from fsa2rnn.nn.ops import diag_scan
 from fsa2rnn.nn.ops.diag_scan import cpu_kernel, torch_scan
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _has_triton() -> bool:

@@ -131,7 +131,7 @@ def test_kernels_compile_for_the_h200():
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_table_scan.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_table_scan.py"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_DEFAULT_FP_FUSION"] = "1"
     res = subprocess.run(
