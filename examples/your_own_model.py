@@ -11,9 +11,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from fsa2rnn.nn.metrics import accuracy_at_lengths
+from fsa2rnn.nn import accuracy_at_lengths
 from fsa2rnn.nn.train import TrainConfig, load_run, train
-from fsa2rnn.realize.extract import extract
+from fsa2rnn.realize import extract
 
 
 class GRULayer(nn.Module):
