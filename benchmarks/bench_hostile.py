@@ -79,6 +79,8 @@ def _train(*flags: str) -> tuple[str, ...]:
 
 
 CASES = (
+    Case("train --model module:Name that does not import", _train("--model", "nosuch_pkg.layers:Layer"),
+         "plug-in 'nosuch_pkg.layers:Layer': module 'nosuch_pkg.layers' does not import"),  # fmt: skip
     Case("train --seed 10^23", _train("--seed", "99999999999999999999999"), "'--seed'"),
     Case("train --seed -1", _train("--seed", "-1"), "'--seed': -1 is outside its limit [0, 2^63 − 1]"),
     Case("train --train-length 10^12..10^12", _train("--train-length", f"{BIG}..{BIG}"), "--train-length"),

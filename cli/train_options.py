@@ -26,7 +26,21 @@ continues it exactly (the stored settings are used; a flag that disagrees with t
 option is checked against its stated limit (its Limit below; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--model",), dict(help=f"Architecture: {'|'.join(LAYERS.names())} (default deltanet).")),
+    (
+        ("--model",),
+        dict(
+            help=f"Architecture: {'|'.join(LAYERS.names())} (default deltanet), or a plug-in layer or whole model "
+            "package.module:Name (docs: Your own model)."
+        ),
+    ),
+    (
+        ("--model-args",),
+        dict(help='A plug-in\'s keyword arguments as a JSON object, e.g. \'{"hidden": 32}\' (plug-ins only).'),
+    ),
+    (
+        ("--allow-changed-plugin",),
+        dict(is_flag=True, default=None, help="--resume a run whose plug-in's source changed since it was trained."),
+    ),
     (("--eig",), dict(help="Eigenvalue range of the transitions: 0,1 or -1,1 (deltanet, deltaproduct, mamba).")),
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),

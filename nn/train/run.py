@@ -17,6 +17,7 @@ from ...fsa.errors import SpecError
 from ...fsa.io import atomic_write_text, output_directory
 from ...fsa.lock import LOCK_NAME
 from .. import limits
+from ..plugins import check_ref, parse_args
 from . import runfiles
 from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
@@ -25,7 +26,7 @@ from .runlock import check_run_free, run_lock
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
+_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid", "allow_changed_plugin")
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
@@ -43,6 +44,10 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
         fields["val_every"] = every
     if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
+    if isinstance(fields.get("model_args"), str):
+        fields["model_args"] = parse_args(fields["model_args"])
+    if fields.get("model") and ":" in fields["model"]:
+        check_ref(fields["model"])
     if isinstance(fields.get("eval_lengths"), str):
         fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
     seeds = None
@@ -130,6 +135,9 @@ class Plan:
     configs: list[tuple[Any, Path]]
     nproc: int
     under_torchrun: bool
+    #: the plug-in import paths the command line named (``--model``), and ``--allow-changed-plugin``
+    plugins: tuple[str, ...] = ()
+    allow_changed: bool = False
 
     @property
     def launches_torchrun(self) -> bool:
@@ -143,6 +151,7 @@ class Plan:
             + (f" --seeds {params['seeds']}" if self.seeds else "")
             + (f" --lr-grid {params['lr_grid']}" if self.rates else "")
             + (f" --nproc {self.configs[0][0].nproc}" if self.configs[0][0].nproc > 1 else "")
+            + (f" --model {shlex.quote(self.plugins[0])}" if self.plugins and ":" in self.plugins[0] else "")
         )
 
 
@@ -176,9 +185,13 @@ def plan(params: dict[str, Any]) -> Plan:
         if under_torchrun:
             f = {**f, "nproc": int(os.environ["WORLD_SIZE"])}
         configs.append((TrainConfig(**f), path))
+    plugins = (params["model"],) if params.get("model") else ()
+    allow_changed = bool(params.get("allow_changed_plugin"))
     for cfg, path in configs:  # every bad input is refused before any run starts
-        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
-    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun)
+        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given, plugins=plugins,
+                 allow_changed=allow_changed)  # fmt: skip
+    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun, plugins,
+                allow_changed)  # fmt: skip
 
 
 def execute(plan: Plan) -> dict[str, Any] | None:
@@ -194,7 +207,8 @@ def _execute(plan: Plan) -> dict[str, Any] | None:
     from .trainer import train
 
     results = [
-        train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
+        train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given, plugins=plan.plugins,
+              allow_changed=plan.allow_changed)  # fmt: skip
         for cfg, path in plan.configs
     ]
     if results[0] is None:  # not rank 0

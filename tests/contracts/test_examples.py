@@ -31,6 +31,7 @@ CLAIMS = {
     "lstar.py": ["parity · deltanet [−1, 1]: learned 2 states, relation to the target: isomorphic, to the white-box "
                  "extraction (2 states): isomorphic"],
     "baselines.py": ["verified True; states right on words of length 1000: True", "states right on length 500: True"],
+    "your_own_model.py": ["white-box extraction:", "token accuracy at 10, 40:"],
     "modarith_medium.py": ["contrast [-1, 1] - [0, 1] in the medians of 1 and 1 seed(s):", "| [0,1] |"],
 }
 #: arguments of the suite's run (training scripts, and examples whose default size only adds length, take --quick)
@@ -42,6 +43,7 @@ ARGS = {
     "lstar.py": ["--quick"],
     "baselines.py": ["--quick"],
     "modarith_medium.py": ["--quick"],
+    "your_own_model.py": ["--quick"],
 }
 #: tiny tensors: one torch thread (as cli/run.py and the training scripts use) avoids thread-pool overhead and
 #: oversubscription of a 2-core machine; the printed results do not depend on it

@@ -43,7 +43,8 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_
 
     for job in jobs:
         if rep.unavailable(job) is None:
-            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
+            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True,
+                     plugins=_named(job))  # fmt: skip
 
 
 def read_record(rep: Reproduction, scale: str | None, job: Job, path: Path) -> dict[str, Any]:
@@ -83,7 +84,7 @@ def run_job(
     if why is not None:
         return {"job": _job_dict(job), "status": "not run", "reason": why}
     t0 = time.perf_counter()
-    summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True)
+    summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True, plugins=_named(job))
     seconds = time.perf_counter() - t0
     evaluation = json.loads((run / EVAL).read_text())
     record = {
@@ -119,6 +120,11 @@ def reproduce(
         atomic_write_text(out / "table.md", markdown)
         rep.plot(table, out / "plot.png")
     return table
+
+
+def _named(job: Job) -> tuple[str, ...]:
+    """A plug-in job's import path: named on the command line (``--models``), so its runs may import it."""
+    return (job.model,) if ":" in job.model else ()
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
