@@ -9,9 +9,9 @@ multiplied past their limits, a spec whose model header safetensors cannot store
 outputs into /dev/full, a full disk, closed stdin and stdout; the base install without torch. Every case runs the CLI
 in a fresh child process under an address-space limit (:data:`ADDRESS_SPACE`, so that a broken guard fails on its
 allocation instead of eating the machine) and a hang timeout; the peak RSS is the child's own (``os.wait4``). A case
-states its own exit code, ceilings and what must be left as it was (see refusals.Case); tests/test_hostile_inputs.py
-runs them all (but the one marked ``suite=False``: loading a spec at the transition limit, seconds of accepted work
-before its refusal) and asserts all but the seconds.
+states its own exit code, ceilings and what must be left as it was (see refusals.Case);
+tests/contracts/test_hostile_inputs.py runs them all (but the one marked ``suite=False``: loading a spec at the
+transition limit, seconds of accepted work before its refusal) and asserts all but the seconds.
 
     python benchmarks/bench_hostile.py
 """
@@ -79,6 +79,8 @@ def _train(*flags: str) -> tuple[str, ...]:
 
 
 CASES = (
+    Case("train --model module:Name that does not import", _train("--model", "nosuch_pkg.layers:Layer"),
+         "plug-in 'nosuch_pkg.layers:Layer': module 'nosuch_pkg.layers' does not import"),  # fmt: skip
     Case("train --seed 10^23", _train("--seed", "99999999999999999999999"), "'--seed'"),
     Case("train --seed -1", _train("--seed", "-1"), "'--seed': -1 is outside its limit [0, 2^63 − 1]"),
     Case("train --train-length 10^12..10^12", _train("--train-length", f"{BIG}..{BIG}"), "--train-length"),

@@ -117,3 +117,4 @@ def check_plot(path: str | None, option: str = "--plot", inputs: tuple[str | Non
 
 def _extension(path: str) -> str:
     return os.path.splitext(path)[1].lower().lstrip(".")
+

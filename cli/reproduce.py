@@ -11,6 +11,7 @@ from ..fsa import signals
 from ..fsa.errors import Interrupted, SpecError
 from ..fsa.io import output_directory
 from ..fsa.lock import directory_lock
+from ..nn.plugins import parse_args
 from ..nn.train.reproduce import get_reproduction
 from ..nn.train.reproduce.runner import failed_runs, prepare, reproduce
 from .errors import echo_json
@@ -28,7 +29,9 @@ from .options import quiet_option
     help="tiny (the test's), small (a 2-core CPU), medium, paper (the authors' protocol, for a GPU).",
 )
 @click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
-@click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba.")
+@click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba; a plug-in "
+              "package.module:Name adds its row, trained with the table's preset.")
+@click.option("--model-args", help="The plug-ins' keyword arguments in --models, as a JSON object.")
 @click.option(
     "--arm",
     help="One arm (default: all): anchored or free (brandoit-table1; baselines have only the free arm); the "
@@ -49,6 +52,7 @@ def reproduce_command(
     scale: str,
     tasks: str | None,
     models: str | None,
+    model_args: str | None,
     arm: str | None,
     seeds: str | None,
     out: str,
@@ -71,15 +75,16 @@ def reproduce_command(
     folder = output_directory(out)  # the raw path: Path('') would be the current directory
     where = parse_launcher(launcher, jobs, launcher_args)
     signals.reset()
-    options = {"--tasks": tasks, "--models": models, "--arm": arm, "--seeds": seeds,
+    options = {"--tasks": tasks, "--models": models, "--arm": arm, "--seeds": seeds, "--model-args": model_args,
                "--jobs": None if jobs is None else str(jobs), "--launcher": None if launcher == "local" else launcher,
                "--launcher-args": launcher_args}  # fmt: skip
     since, jobs = time.time(), []
     try:
         with signals.stopping():
             rep = get_reproduction(name)
+            args = parse_args(model_args) if model_args is not None else None
             chosen = rep.select(scale, tasks, models, arm, seeds)
-            jobs = rep.jobs(scale, *chosen)
+            jobs = rep.all_jobs(scale, *chosen, model_args=args)
             if not jobs:
                 raise SpecError(f"{name}: the selection has no runs (baselines have only the free arm)")
             with directory_lock(folder, "reproduction folder"):

@@ -1,6 +1,6 @@
 """`fsa2rnn train`: train a model on a task and evaluate its length generalization. The options are
 cli/train_options.py; the work (presets, run directories, the runs, the seeds' summary) is fsa2rnn.nn.train.run.
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` runs this command in every worker (nn/train/__main__.py)."""
+``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS`` runs this command in every worker (:func:`entry`)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
 
 
 def launch(nproc: int, args: list[str], env: dict[str, str] | None = None) -> int:
-    """``torchrun --standalone --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (``env`` added to the environment); its
+    """``torchrun --standalone --nproc-per-node N -m fsa2rnn.cli.train ARGS`` (``env`` added to the environment); its
     exit status, or 128 + the signal that stopped it."""
     cmd = [
         sys.executable,
@@ -78,7 +78,7 @@ def launch(nproc: int, args: list[str], env: dict[str, str] | None = None) -> in
         "--standalone",
         f"--nproc-per-node={nproc}",
         "-m",
-        "fsa2rnn.nn.train",
+        "fsa2rnn.cli.train",
         *args,
     ]
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **(env or {})}
@@ -174,7 +174,7 @@ def _accs(ev: dict[str, Any]) -> str:
 
 
 def entry() -> None:
-    """``python -m fsa2rnn.nn.train ARGS`` (torchrun's workers): ``fsa2rnn train`` outside the command group, bad
+    """``python -m fsa2rnn.cli.train ARGS`` (torchrun's workers): ``fsa2rnn train`` outside the command group, bad
     input one line ``error: …`` and exit status 2."""
     try:
         train_command.main(prog_name="fsa2rnn train", standalone_mode=False)
@@ -184,3 +184,7 @@ def entry() -> None:
     except click.ClickException as exc:
         click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(2)
+
+
+if __name__ == "__main__":
+    entry()

@@ -18,6 +18,7 @@ from ...fsa.errors import RunsFailed, SpecError
 from ...fsa.io import atomic_write_text, output_directory
 from ...fsa.lock import LOCK_NAME
 from .. import limits
+from ..plugins import check_ref, parse_args
 from . import runfiles
 from .launch import Launcher, Task, parse_launcher, run_tasks
 from .lr_grid import grid_summary, parse_lr_grid
@@ -27,7 +28,9 @@ from .runlock import check_run_free, run_lock
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid", "jobs", "launcher", "launcher_args")
+_NOT_CONFIG = (
+    "seeds", "resume", "out", "as_json", "quiet", "lr_grid", "jobs", "launcher", "launcher_args", "allow_changed_plugin"
+)  # fmt: skip
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
@@ -45,6 +48,10 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
         fields["val_every"] = every
     if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
+    if isinstance(fields.get("model_args"), str):
+        fields["model_args"] = parse_args(fields["model_args"])
+    if fields.get("model") and ":" in fields["model"]:
+        check_ref(fields["model"])
     if isinstance(fields.get("eval_lengths"), str):
         fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
     seeds = None
@@ -133,6 +140,9 @@ class Plan:
     nproc: int
     under_torchrun: bool
     launcher: Launcher = field(default_factory=Launcher)
+    #: the plug-in import paths the command line named (``--model``), and ``--allow-changed-plugin``
+    plugins: tuple[str, ...] = ()
+    allow_changed: bool = False
 
     @property
     def launches_torchrun(self) -> bool:
@@ -149,6 +159,7 @@ class Plan:
             + (f" --jobs {self.launcher.jobs}" if self.launcher.jobs else "")
             + (f" --launcher {self.launcher.kind}" if self.launcher.kind != "local" else "")
             + (f" --launcher-args {shlex.quote(params['launcher_args'])}" if params.get("launcher_args") else "")
+            + (f" --model {shlex.quote(self.plugins[0])}" if self.plugins and ":" in self.plugins[0] else "")
         )
 
 
@@ -185,9 +196,13 @@ def plan(params: dict[str, Any]) -> Plan:
         if under_torchrun:
             f = {**f, "nproc": int(os.environ["WORLD_SIZE"])}
         configs.append((TrainConfig(**f), path))
+    plugins = (params["model"],) if params.get("model") else ()
+    allow_changed = bool(params.get("allow_changed_plugin"))
     for cfg, path in configs:  # every bad input is refused before any run starts
-        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
-    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun, launcher)
+        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given, plugins=plugins,
+                 allow_changed=allow_changed)  # fmt: skip
+    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun, launcher,
+                plugins, allow_changed)  # fmt: skip
 
 
 def execute(plan: Plan) -> dict[str, Any] | None:
@@ -204,7 +219,8 @@ def _execute(plan: Plan) -> dict[str, Any] | None:
 
     if plan.launcher.sequential or len(plan.configs) == 1:
         results = [
-            train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
+            train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given,
+                  plugins=plan.plugins, allow_changed=plan.allow_changed)  # fmt: skip
             for cfg, path in plan.configs
         ]
     else:
@@ -228,7 +244,8 @@ def _launched(plan: Plan, train: Any) -> list[dict[str, Any]]:
     """The runs of ``plan`` side by side on its launcher (``--jobs N``, ``--launcher``; nn/train/launch), their
     results in order; RunsFailed (after every run has ended) when some failed."""
     tasks = [
-        Task(str(path), partial(train, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given),
+        Task(str(path), partial(train, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given,
+                                plugins=plan.plugins, allow_changed=plan.allow_changed),
              (replace(cfg, device=plan.launcher.device) if plan.launcher.device else cfg, path))
         for cfg, path in plan.configs
     ]  # fmt: skip

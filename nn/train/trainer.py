@@ -36,7 +36,15 @@ from ..limits import check_train
 from ..model import SequenceModel
 from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
+from .config import (
+    TrainConfig,
+    check_run_plugin,
+    head_family_of,
+    model_config,
+    read_run_record,
+    run_record,
+    task_of,
+)
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
 from .init_from import init_architecture, load_init
 from .objectives import (
@@ -117,14 +125,32 @@ class StopRequest:
 class Prepared:
     """Everything a run needs that can be checked before any file is written or any step is taken."""
 
-    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool, given: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        out: str | Path,
+        *,
+        resume: bool,
+        given: set[str] | None = None,
+        plugins: tuple[str, ...] = (),
+        allow_changed: bool = False,
+    ) -> None:
+        """``plugins``: the plug-in import paths the command line named (a resumed run's recorded plug-in is
+        imported only if named there or installed; nn/plugins.py), ``allow_changed``: accept a changed plug-in
+        source on resume."""
         self.task: Task = task_of(cfg)
         cfg = init_architecture(cfg, self.task, given)  # with --init-from, the compiled model's architecture
         self.cfg, self.out, self.resume = cfg, Path(out), resume
         self.lengths = cfg.train_lengths(self.task)
         check_train(cfg.to_dict(), self.lengths[1])  # tokens per step, activations, attention: before any tensor
+        stored = None
+        if resume and has_checkpoint(self.out) and (self.out / CONFIG).exists():
+            stored = read_run_record(read_text(self.out / CONFIG), str(self.out / CONFIG))
+            check_run_plugin(stored[1], repr(str(self.out)), plugins, allow_changed)  # before any import
         self.mcfg = model_config(cfg, self.task)
-        SequenceModel.from_config(self.mcfg)  # a bad architecture fails here
+        if stored is not None and allow_changed and stored[1].plugin and self.mcfg.plugin:
+            self.mcfg.plugin = stored[1].plugin  # the run keeps its record; the change was accepted
+        SequenceModel.from_config(self.mcfg).check_plugin()  # a bad architecture or plug-in fails here
         self.task.sample(2, self.lengths, torch.Generator().manual_seed(0))  # a length the task refuses fails here
         if cfg.device.startswith("cuda") and not torch.cuda.is_available():
             raise SpecError(f"--device {cfg.device}: no CUDA device is available")
@@ -137,13 +163,8 @@ class Prepared:
         if has_checkpoint(self.out):
             if not resume:
                 raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
-            stored, _ = (
-                read_run_record(read_text(self.out / CONFIG), str(self.out / CONFIG))
-                if (self.out / CONFIG).exists()
-                else (None, None)
-            )
             if stored is not None:
-                diff = stored.differences(cfg)
+                diff = stored[0].differences(cfg)
                 if diff:
                     raise SpecError(f"--resume: {str(self.out)!r} was started with other settings ({'; '.join(diff)})")
             read_metrics(self.out / METRICS)  # a damaged record is refused here, before anything is written
@@ -154,7 +175,13 @@ class Prepared:
 
 
 def train(
-    cfg: TrainConfig, out: str | Path, *, resume: bool = False, given: set[str] | None = None
+    cfg: TrainConfig,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    given: set[str] | None = None,
+    plugins: tuple[str, ...] = (),
+    allow_changed: bool = False,
 ) -> dict[str, Any] | None:
     """Train (or resume) the run in ``out``; the result dict (rank 0; None on the other ranks).
 
@@ -162,7 +189,7 @@ def train(
     :class:`Interrupted`; ``resume=True`` then continues exactly as if the run had not stopped (module docstring).
     A run stopped before its first step leaves nothing behind. The run's lock is held throughout (runlock.py): a
     second writer of ``out`` is refused, naming this process."""
-    prep = Prepared(cfg, out, resume=resume, given=given)
+    prep = Prepared(cfg, out, resume=resume, given=given, plugins=plugins, allow_changed=allow_changed)
     with run_lock(prep.out):
         world = init_world(cfg.device)
         try:

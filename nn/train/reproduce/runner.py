@@ -48,7 +48,8 @@ def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_
 
     for job in jobs:
         if rep.unavailable(job) is None:
-            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
+            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True,
+                     plugins=_named(job))  # fmt: skip
 
 
 def read_record(rep: Reproduction, scale: str | None, job: Job, path: Path) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def run_job(
     run = out / "runs" / job.name
     t0 = time.perf_counter()
     config = {**job.config, **({"device": device} if device else {})}
-    summary = train(TrainConfig(**config, seed=job.seed, progress=False), run, resume=True)
+    summary = train(TrainConfig(**config, seed=job.seed, progress=False), run, resume=True, plugins=_named(job))
     seconds = time.perf_counter() - t0
     evaluation = json.loads((run / EVAL).read_text())
     record = {
@@ -169,6 +170,11 @@ def reproduce(
 def failed_runs(table: dict[str, Any]) -> list[dict[str, Any]]:
     """The records of the table's runs that failed (status "failed")."""
     return [r for c in table["cells"] for r in c["seeds"] if r.get("status") == "failed"]
+
+
+def _named(job: Job) -> tuple[str, ...]:
+    """A plug-in job's import path: named on the command line (``--models``), so its runs may import it."""
+    return (job.model,) if ":" in job.model else ()
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
