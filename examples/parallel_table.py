@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 
 from fsa2rnn.nn.train.launch import Launcher
-from fsa2rnn.nn.train.reproduce import get_reproduction
-from fsa2rnn.nn.train.reproduce.runner import reproduce
+from fsa2rnn.nn.train.reproduce import get_reproduction, reproduce
 
 
 def per_run(table: dict) -> list[dict]:
