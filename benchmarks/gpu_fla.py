@@ -9,7 +9,7 @@ transformers pulls it); triton comes with the machine's torch.
 
 ``--dry-run`` prints the plan (four runs) and exits; ``--device cpu`` runs the same plan against the CPU stand-in of
 fla's signatures (tests/plugins/fsa2rnn_toys/fla_standin.py, a few steps: the pipeline, not a result). The suite
-runs both (tests/contracts/test_plugin_models.py).
+runs both (tests/nn/test_gpu_fla.py).
 """
 
 from __future__ import annotations
