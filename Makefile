@@ -22,9 +22,10 @@ demo: setup
 test: setup
 	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest
 
-# The inner loop: the contracts and the unit tests, without the tests that train (tests/conftest.py: TRAINING).
+# The inner loop: the contracts and the unit tests, without the tests that train (tests/conftest.py: TRAINING), on
+# two worker processes (pytest-xdist).
 test-fast: setup
-	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest -m "not training and not slow"
+	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest -m "not training and not slow" -n 2
 
 lint: setup
 	@$(BIN)/ruff check .
