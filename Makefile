@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test lint docs shell bench clean mutants mutants-sample
+.PHONY: setup demo test test-fast lint docs shell bench clean mutants mutants-sample
 
-$(BIN)/fsa2rnn: pyproject.toml setup.py
+$(BIN)/fsa2rnn: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv --system-site-packages $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip || echo "(pip not upgraded; continuing)"
 	@# Keep a torch that is already there (a GPU machine's build); otherwise take the pinned CPU wheel.
@@ -21,6 +21,11 @@ demo: setup
 
 test: setup
 	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest
+
+# The inner loop: the contracts and the unit tests, without the tests that train (tests/conftest.py: TRAINING), on
+# two worker processes (pytest-xdist).
+test-fast: setup
+	@PATH=$(BIN):$$PATH $(BIN)/python -m pytest -m "not training and not slow" -n 2
 
 lint: setup
 	@$(BIN)/ruff check .

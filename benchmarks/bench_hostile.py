@@ -9,9 +9,9 @@ multiplied past their limits, a spec whose model header safetensors cannot store
 outputs into /dev/full, a full disk, closed stdin and stdout; the base install without torch. Every case runs the CLI
 in a fresh child process under an address-space limit (:data:`ADDRESS_SPACE`, so that a broken guard fails on its
 allocation instead of eating the machine) and a hang timeout; the peak RSS is the child's own (``os.wait4``). A case
-states its own exit code, ceilings and what must be left as it was (see refusals.Case); tests/test_hostile_inputs.py
-runs them all (but the one marked ``suite=False``: loading a spec at the transition limit, seconds of accepted work
-before its refusal) and asserts all but the seconds.
+states its own exit code, ceilings and what must be left as it was (see refusals.Case);
+tests/contracts/test_hostile_inputs.py runs them all (but the one marked ``suite=False``: loading a spec at the
+transition limit, seconds of accepted work before its refusal) and asserts all but the seconds.
 
     python benchmarks/bench_hostile.py
 """
@@ -68,11 +68,19 @@ def _pdssm(spec: str) -> tuple[str, ...]:
 _ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
+#: a reproduction of one run, whose record the damaged-record cases replace
+_REP = ("reproduce", "brandoit-table1", "--scale", "tiny", "--tasks", "Z2", "--models", "nfsm", "--arm", "anchored",
+        "--seeds", "42")  # fmt: skip
+_REP_RUN = "Z2__nfsm__anchored__42"
+
+
 def _train(*flags: str) -> tuple[str, ...]:
     return ("train", "grazzi:parity", "--out", "{dir}/out", *flags)
 
 
 CASES = (
+    Case("train --model module:Name that does not import", _train("--model", "nosuch_pkg.layers:Layer"),
+         "plug-in 'nosuch_pkg.layers:Layer': module 'nosuch_pkg.layers' does not import"),  # fmt: skip
     Case("train --seed 10^23", _train("--seed", "99999999999999999999999"), "'--seed'"),
     Case("train --seed -1", _train("--seed", "-1"), "'--seed': -1 is outside its limit [0, 2^63 − 1]"),
     Case("train --train-length 10^12..10^12", _train("--train-length", f"{BIG}..{BIG}"), "--train-length"),
@@ -186,6 +194,21 @@ CASES = (
     ),  # fmt: skip
     _refused("run with stdin closed", ("run", "{dir}/m.safetensors"), "stdin is closed", stdin="closed"),
     _refused("reproduce --out ''", ("reproduce", "grazzi-table3", "--out", ""), "--out is empty"),
+    # ---------------------------------------------------------------- damaged records (reproduce, --resume)
+    *(
+        _refused(f"reproduce --table-only, a record {what}", (*_REP, "--out", f"{{dir}}/{folder}", "--table-only"),
+                 f"'{{dir}}/{folder}/runs/{_REP_RUN}/reproduce.json' {expect}",
+                 kept=((f"{folder}/table.json", "OLD"), (f"{folder}/table.md", "OLD")),
+                 absent=(f"{folder}/.lock",))
+        for what, folder, expect in (("not UTF-8", "rep_bytes", "is damaged: byte 1 is not UTF-8"),
+                                     ("not JSON", "rep_json", "is damaged: not valid JSON"),
+                                     ("without figures", "rep_keys", "is damaged: not the record of a finished"),
+                                     ("of another run", "rep_other", "is damaged: the record of another run"))
+    ),  # fmt: skip
+    Case("train --resume, metrics.jsonl not UTF-8", ("train", "--out", "{dir}/resumerun", "--resume"),
+         "'{dir}/resumerun/metrics.jsonl' is damaged: byte 16 is not UTF-8", absent=("resumerun/.lock",)),  # fmt: skip
+    Case("train --resume, a metrics.jsonl line not JSON", ("train", "--out", "{dir}/tornrun", "--resume"),
+         "'{dir}/tornrun/metrics.jsonl' is damaged: line 1 is not a JSON record", absent=("tornrun/.lock",)),
     # ---------------------------------------------------------------- options that cannot apply, budgets, names
     Case("train --min-lr 10 --lr 0.001", _train("--lr", "0.001", "--min-lr", "10"), "--min-lr 10 is above --lr 0.001"),
     _refused("verify a symbolic link loop", ("verify", "{dir}/loop"), "a loop of symbolic links"),
@@ -226,6 +249,19 @@ def write_fixtures(folder: Path) -> None:
         (folder / run).mkdir()
         (folder / run / "config.json").write_text(config)
         (folder / run / "model.safetensors").write_bytes(b"")
+    for run, metrics in (("resumerun", b'{"step": 1}\n{"st\xffep": 2}\n'), ("tornrun", b'{"step": 1\n{"step": 2}\n')):
+        (folder / run).mkdir()
+        (folder / run / "config.json").write_text(run_config)
+        (folder / run / "model.safetensors").write_bytes(b"")
+        (folder / run / "metrics.jsonl").write_bytes(metrics)
+    job = {"task": "Z2", "model": "nfsm", "arm": "anchored", "seed": 42}
+    record = {"run": f"runs/{_REP_RUN}", "seconds": 1.0}
+    for rep, text in (("rep_bytes", b'{\xff}'), ("rep_json", b'{"job": '), ("rep_keys", b'{"job": {}}'),
+                      ("rep_other", json.dumps({**record, "job": {**job, "seed": 7}, "status": "done"}).encode())):
+        (folder / rep / "runs" / _REP_RUN).mkdir(parents=True)
+        (folder / rep / "runs" / _REP_RUN / "reproduce.json").write_bytes(text)
+        for name in ("table.json", "table.md"):
+            (folder / rep / name).write_text("OLD")
     os.mkfifo(folder / "fifo")
     for name in ("spec.json", "spec.dot"):
         (folder / name).write_text(SPEC_TEXT)

@@ -10,6 +10,7 @@ from ..compiler.model import CompiledModel
 from ..fsa.errors import SpecError
 from ..fsa.library import resolve_spec
 from ..fsa.progress import stages
+from ..nn.capabilities import missing
 from ..nn.limits import check_words_length
 from ..nn.train.runfiles import check_run_dir
 from ..realize.moore import spec_target
@@ -17,6 +18,7 @@ from .errors import echo_json
 from .limit_options import cap_option, limited, samples_option, seed_option
 from .lstar_options import lstar_options, run_lstar
 from .options import check_plot, max_states_option, quiet_option
+from .plugin_options import checked_plugin, plugin_options
 
 
 @click.command("compare")
@@ -38,6 +40,7 @@ from .options import check_plot, max_states_option, quiet_option
 @quiet_option
 @max_states_option
 @lstar_options
+@plugin_options
 def compare_command(
     run: str,
     spec: str | None,
@@ -55,20 +58,23 @@ def compare_command(
     max_queries: int,
     max_seconds: float,
     depth: int,
+    plugin: str | None,
+    allow_changed_plugin: bool,
 ) -> None:
     """Extract the automaton the model of training run RUN implements and relate it to the target (isomorphic,
     homomorphic, or none with a witness); compare its transition spectra (padded with 1: an eigenvalue one model
     lacks counts), monoid, NFSM tables and L_max with a compiled model's. With --method lstar or kv, learn the machine
     black-box instead (AALpy) and relate it to the target and to the white-box extraction."""
+    plugins = checked_plugin(plugin)
     check_plot(plot_path)
     check_run_dir(run)
     if length is not None:
         check_words_length(words, length)
 
     from ..nn.train import load_run
-    from ..realize.compare import check_inputs, compare, has_spectra, plot_spectra
+    from ..realize.compare import check_inputs, compare, has_spectra, plot_spectra, whitebox_fallback
 
-    model, task, cfg = load_run(run)
+    model, task, cfg = load_run(run, plugins=plugins, allow_changed=allow_changed_plugin)
     target = None
     if spec is not None:
         target = spec_target(resolve_spec(spec, max_states=max_states), task.classes)
@@ -78,6 +84,10 @@ def compare_command(
         raise SpecError(f"--plot draws eigenvalues of A(x): a {cfg.model} model has no linear transition")
     length = length or cfg.train_lengths(task)[1]
     check_words_length(words, length)
+    why = missing(model, "carry") if method == "whitebox" else None
+    if why is not None:  # a forward-only plug-in (nn/capabilities.py): L* instead, in one line
+        click.echo(f"note: {whitebox_fallback(why)}", err=True)
+        method = "lstar"
     if method != "whitebox":
         if plot_path is not None or compiled_path is not None:
             raise SpecError(f"--plot and --compiled belong to --method whitebox, not {method}")

@@ -11,6 +11,7 @@ from ..nn.train.runfiles import check_run_dir
 from .errors import echo_json
 from .limit_options import limited, samples_option
 from .options import quiet_option
+from .plugin_options import checked_plugin, plugin_options
 
 
 @click.command("eval")
@@ -34,6 +35,7 @@ from .options import quiet_option
     "fit in 1 GiB.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@plugin_options
 @quiet_option
 def eval_command(
     run: str,
@@ -44,9 +46,12 @@ def eval_command(
     threshold: float | None,
     protocol: str,
     as_json: bool,
+    plugin: str | None,
+    allow_changed_plugin: bool,
 ) -> None:
     """Evaluate the model of training run RUN: token and sequence accuracy at each length (the Transformer only
     where its attention fits in memory), scaled accuracy, and with --lmax the failing length L_max."""
+    plugins = checked_plugin(plugin)
     wanted = parse_lengths(lengths, "--lengths") if lengths is not None else None
     if protocol != "prefix" and not lmax:
         raise SpecError("--protocol chooses the L_max search: pass --lmax with it")
@@ -55,7 +60,8 @@ def eval_command(
         cap = MAX_LENGTH if protocol == "brandoit" else DEFAULT_CAP
     from ..nn.train import evaluate_run
 
-    out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol)
+    out = evaluate_run(run, lengths=wanted, lmax=lmax, cap=cap, samples=samples, threshold=threshold, protocol=protocol,
+                       plugins=plugins, allow_changed=allow_changed_plugin)  # fmt: skip
     if as_json:
         echo_json(out)
         return

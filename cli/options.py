@@ -3,6 +3,7 @@ and plots. The numeric options checked by their stated limits are cli/limit_opti
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +17,16 @@ from ..fsa.determinize import MAX_DFA_STATES
 from ..fsa.errors import OutputFileError, SpecError
 from ..fsa.io import output_target, staged_write
 from ..fsa.progress import set_quiet
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that refuses nan and ±inf (a comparison with nan is false, so a range alone lets it in)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"must be a finite number, got {value!r}", param, ctx)
+        return rv
 
 
 def max_states_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -106,3 +117,4 @@ def check_plot(path: str | None, option: str = "--plot", inputs: tuple[str | Non
 
 def _extension(path: str) -> str:
     return os.path.splitext(path)[1].lower().lstrip(".")
+

@@ -1,9 +1,9 @@
 """`fsa2rnn tasks`: the named tasks, with alphabet, number of classes, chance accuracy and source.
 
 fsa2rnn's own tasks are read from ``nn/task_catalog.json``, written from the tasks themselves by
-:func:`write_catalog`, so that listing them starts no torch (tests/test_hostile_inputs.py checks that the file equals
-the built-in tasks; after adding one run ``python -m fsa2rnn.cli.tasks``). Tasks that installed packages register
-(the ``fsa2rnn.tasks`` entry points) are built to be described; one that cannot be is one ``error:`` line on
+:func:`write_catalog`, so that listing them starts no torch (tests/contracts/test_hostile_inputs.py checks that the
+file equals the built-in tasks; after adding one run ``python -m fsa2rnn.cli.tasks``). Tasks that installed packages
+register (the ``fsa2rnn.tasks`` entry points) are built to be described; one that cannot be is one ``error:`` line on
 stderr naming it, and the others are listed.
 """
 

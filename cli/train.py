@@ -1,6 +1,6 @@
 """`fsa2rnn train`: train a model on a task and evaluate its length generalization. The options are
 cli/train_options.py; the work (presets, run directories, the runs, the seeds' summary) is fsa2rnn.nn.train.run.
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` runs this command in every worker (nn/train/__main__.py)."""
+``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS`` runs this command in every worker (:func:`entry`)."""
 
 from __future__ import annotations
 
@@ -15,33 +15,51 @@ from typing import Any
 
 import click
 
-from ..fsa.errors import FsaError, Interrupted
+from ..fsa import signals
+from ..fsa.errors import FsaError, Interrupted, RunsFailed
 from ..nn.train.lr_grid import grid_lines
 from ..nn.train.run import execute, plan
+from ..nn.train.runlock import launcher_env, run_lock
+from .interrupts import train_stopped
+from .launch_options import launch_options
 from .train_options import TRAIN_HELP, given_args, train_options
 
-#: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
+#: exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention; 143 for SIGTERM)
 EXIT_INTERRUPTED = 130
 
 
 @click.command("train", help=TRAIN_HELP)
 @train_options
+@launch_options
 @click.pass_context
 def train_command(ctx: click.Context, **params: Any) -> None:
     run_from_cli(params, given_args(ctx))
 
 
 def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
-    """The body of ``fsa2rnn train`` (and of its torchrun workers): plan, launch or train, print."""
-    p = plan(params)
-    if p.launches_torchrun:
-        sys.exit(launch(p.nproc, launch_args))
+    """The body of ``fsa2rnn train`` (and of its torchrun workers): plan, launch or train, print. SIGINT or SIGTERM
+    at any moment is one line saying what was kept and how to go on, exit 130 or 143 (cli/interrupts.py); RUN's
+    lock is taken once the checks are done, before anything is written (in the launcher under ``--nproc N``)."""
+    signals.reset()
+    p = None
     try:
-        result = execute(p)
-    except Interrupted as stop:
-        if stop.main:
-            click.echo(f"interrupted: {stop}; continue with: {p.resume_command(params)}", err=True)
-        sys.exit(0 if p.under_torchrun else EXIT_INTERRUPTED)  # under torchrun, the launching process reports it
+        with signals.stopping():
+            p = plan(params)
+            if p.launches_torchrun:
+                with run_lock(p.out):
+                    rc = launch(p.nproc, launch_args, launcher_env(p.out))
+                sys.exit(rc)
+            result = execute(p)
+    except (Interrupted, KeyboardInterrupt) as stop:
+        if p is not None and p.under_torchrun:  # the launching process exits with the signal's status
+            if getattr(stop, "main", os.environ.get("RANK") == "0"):
+                train_stopped(stop, p, params, status=0)  # rank 0 says how to go on
+            sys.exit(0)
+        train_stopped(stop, p, params)
+    except RunsFailed as failed:  # each was reported as it happened; the others finished
+        click.echo(f"{len(failed.failed)} of {failed.total} runs failed (each named above); continue with: "
+                   f"{p.resume_command(params)}", err=True)  # fmt: skip
+        sys.exit(1)
     if result is None:  # not rank 0
         return
     if p.rates:
@@ -50,8 +68,9 @@ def run_from_cli(params: dict[str, Any], launch_args: list[str]) -> None:
         report(result, params.get("as_json"))
 
 
-def launch(nproc: int, args: list[str]) -> int:
-    """``torchrun --standalone --nproc-per-node N -m fsa2rnn.nn.train ARGS``; its exit status."""
+def launch(nproc: int, args: list[str], env: dict[str, str] | None = None) -> int:
+    """``torchrun --standalone --nproc-per-node N -m fsa2rnn.cli.train ARGS`` (``env`` added to the environment); its
+    exit status, or 128 + the signal that stopped it."""
     cmd = [
         sys.executable,
         "-m",
@@ -59,31 +78,32 @@ def launch(nproc: int, args: list[str]) -> int:
         "--standalone",
         f"--nproc-per-node={nproc}",
         "-m",
-        "fsa2rnn.nn.train",
+        "fsa2rnn.cli.train",
         *args,
     ]
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **(env or {})}
     # torchrun runs in a session of its own, so that Ctrl-C reaches this process alone (torchrun would kill its
-    # workers at once); this process passes it on to the workers, which finish the step, checkpoint, let rank 0 say
-    # how to resume and exit 0; this process then exits with the interrupted status
+    # workers at once); this process passes it (or SIGTERM) on to the workers, which finish the step, checkpoint,
+    # let rank 0 say how to resume and exit 0; this process then exits with the signal's status
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    interrupted: list[bool] = []
+    interrupted: list[int] = []
 
     def forward(signum: int, frame: Any) -> None:
-        interrupted.append(True)
+        interrupted.append(signum)
         workers = _children(proc.pid)
         for pid in workers:
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGINT)
+                os.kill(pid, signum)
         if not workers:
             proc.terminate()
 
-    previous = signal.signal(signal.SIGINT, forward)
+    previous = {sig: signal.signal(sig, forward) for sig in signals.SIGNALS}
     try:
         rc = proc.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
-    return EXIT_INTERRUPTED if interrupted else rc
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 + interrupted[0] if interrupted else rc
 
 
 def _children(pid: int) -> list[int]:
@@ -154,7 +174,7 @@ def _accs(ev: dict[str, Any]) -> str:
 
 
 def entry() -> None:
-    """``python -m fsa2rnn.nn.train ARGS`` (torchrun's workers): ``fsa2rnn train`` outside the command group, bad
+    """``python -m fsa2rnn.cli.train ARGS`` (torchrun's workers): ``fsa2rnn train`` outside the command group, bad
     input one line ``error: …`` and exit status 2."""
     try:
         train_command.main(prog_name="fsa2rnn train", standalone_mode=False)
@@ -164,3 +184,7 @@ def entry() -> None:
     except click.ClickException as exc:
         click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(2)
+
+
+if __name__ == "__main__":
+    entry()

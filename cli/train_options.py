@@ -1,5 +1,5 @@
 """The arguments of ``fsa2rnn train``, defined once for its two entry points: the CLI command (cli/train.py) and
-``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS`` (which runs the same command). Importing this module never
+``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS`` (which runs the same command). Importing this module never
 imports torch. Every option defaults to None so that a preset can fill in the flags the user does not give.
 """
 
@@ -26,7 +26,21 @@ continues it exactly (the stored settings are used; a flag that disagrees with t
 option is checked against its stated limit (its Limit below; docs/limits.md) before any work."""
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--model",), dict(help=f"Architecture: {'|'.join(LAYERS.names())} (default deltanet).")),
+    (
+        ("--model",),
+        dict(
+            help=f"Architecture: {'|'.join(LAYERS.names())} (default deltanet), or a plug-in layer or whole model "
+            "package.module:Name (docs: Your own model)."
+        ),
+    ),
+    (
+        ("--model-args",),
+        dict(help='A plug-in\'s keyword arguments as a JSON object, e.g. \'{"hidden": 32}\' (plug-ins only).'),
+    ),
+    (
+        ("--allow-changed-plugin",),
+        dict(is_flag=True, default=None, help="--resume a run whose plug-in's source changed since it was trained."),
+    ),
     (("--eig",), dict(help="Eigenvalue range of the transitions: 0,1 or -1,1 (deltanet, deltaproduct, mamba).")),
     (("--n-h",), dict(type=int, help="DeltaProduct: Householder steps per token (default 2).")),
     (("--layers",), dict(type=int, help="Number of blocks (default 1).")),
@@ -121,7 +135,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--warmup",), dict(type=float, help="Linear warmup, as a fraction of the steps (default 0.1).")),
     (("--clip",), dict(type=float, help="Gradient clipping norm; 0: none (default 1).")),
     (("--seed",), dict(type=int, help="Seed of initialization, data and noise (default 42).")),
-    (("--seeds",), dict(help="One run per seed, sequentially: 42,43,44 or 42..46; writes RUN/summary.json.")),
+    (
+        ("--seeds",),
+        dict(
+            help="One run per seed, in turn (side by side with --jobs N or --launcher): 42,43,44 or 42..46; "
+            "writes RUN/summary.json."
+        ),
+    ),
     (
         ("--lr-grid",),
         dict(

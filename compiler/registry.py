@@ -21,10 +21,11 @@ A target says everything the rest of fsa2rnn needs to compile to it, run what it
 
 Members are objects or ``"package.module:attr"`` strings. compiler/ stays torch-free: the members from higher layers
 (the torch module in nn/, the stepper and the checks in realize/) are strings, resolved only by nn/, realize/ and
-cli/ through :func:`~fsa2rnn.fsa.registry.resolve_ref` (:meth:`Target.load`); tests/test_layering.py checks where
-each string points. Built-in targets are declared as entry points of the ``fsa2rnn.targets`` group in
+cli/ through :func:`~fsa2rnn.fsa.registry.resolve_ref` (:meth:`Target.load`); tests/contracts/test_layering.py
+checks where each string points. Built-in targets are declared as entry points of the ``fsa2rnn.targets`` group in
 pyproject.toml, exactly as a plug-in declares its own; scripts and notebooks call :func:`register_target`.
-Outside this module and the targets' own folders no code branches on a target's name (tests/test_target_branches.py).
+Outside this module and the targets' own folders no code branches on a target's name
+(tests/contracts/test_target_branches.py).
 """
 
 from __future__ import annotations

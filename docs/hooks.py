@@ -1,7 +1,7 @@
 """MkDocs hooks.
 
 - The API reference reads the package from this checkout, whatever the checkout's folder is called: the repository
-  root is the ``fsa2rnn`` package itself (setup.py maps ``fsa2rnn`` to ``.``), so the hook links it as ``fsa2rnn``
+  root is the ``fsa2rnn`` package itself (pyproject.toml maps ``fsa2rnn`` to ``.``), so the hook links it as ``fsa2rnn``
   in a temporary folder and gives that folder to mkdocstrings' Python handler (griffe reads the source; nothing is
   imported).
 - Every page is navigable: a page under docs/ that mkdocs.yml's nav does not list is added under "More pages"

@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sympy.combinatorics import Permutation, PermutationGroup
 
-from fsa2rnn.fsa import Automaton, resolve_spec
-from fsa2rnn.fsa.library.word_problems import transformation_automaton, word_problem
+from fsa2rnn.fsa import Automaton, resolve_spec, transformation_automaton, word_problem
 
 # 1. An automaton from the JSON spec format (a dict here; Automaton.load reads a file).
 a = Automaton.from_spec(

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from fsa2rnn.compiler import compile_pdssm, load_executor
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.nn.model import SequenceModel
+from fsa2rnn.nn import SequenceModel
 
 
 def compiled_m11(length: int) -> None:

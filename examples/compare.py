@@ -22,10 +22,8 @@ from pathlib import Path
 
 import torch
 
-from fsa2rnn.nn.train import load_run
-from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.trainer import train
-from fsa2rnn.realize.compare import compare, plot_spectra
+from fsa2rnn.nn.train import TrainConfig, load_run, train
+from fsa2rnn.realize import compare, plot_spectra
 
 #: the suite's toy runs (part 1 with --quick): every position judged (--labels dense), the bare DeltaNet
 TOY = {
@@ -144,8 +142,7 @@ def _lmax(e: dict | None, cap: int) -> str:
 
 def brandoit(out: Path, seeds: list[int]) -> list[dict]:
     """Part 2: NFSMs on FF, S3 and Z16 (brandoit preset, small scale); extraction of every seed."""
-    from fsa2rnn.realize.extract import extract
-    from fsa2rnn.realize.moore import relate, task_target
+    from fsa2rnn.realize import extract, relate, task_target
 
     print("\n== 2. NFSMs on brandoit:FF, brandoit:S3, brandoit:Z16:gen: extraction of every seed")
     rows = []
@@ -170,10 +167,9 @@ def init_from(out: Path, noise: float) -> dict:
     """Part 3: training from the compiled S5 model, as is and with noise."""
     from fsa2rnn.compiler import compile_householder
     from fsa2rnn.fsa import resolve_spec
-    from fsa2rnn.nn.metrics import accuracy_at_lengths
-    from fsa2rnn.nn.model import SequenceModel
+    from fsa2rnn.nn import SequenceModel, accuracy_at_lengths
     from fsa2rnn.nn.tasks import get_task
-    from fsa2rnn.nn.train.init_from import init_architecture, init_model_config, load_init
+    from fsa2rnn.nn.train import init_architecture, init_model_config, load_init
 
     print("\n== 3. training from the compiled S5 model (--init-from)")
     model_file = out / "S5.safetensors"

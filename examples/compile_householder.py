@@ -14,7 +14,7 @@ import torch
 from fsa2rnn.compiler import CompiledModel, compile_diagonal, compile_householder
 from fsa2rnn.fsa import Automaton, ConstructionError, resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.verify import verify_model
+from fsa2rnn.realize import verify_model
 
 
 def show(title: str, model: CompiledModel) -> None:

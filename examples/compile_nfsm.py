@@ -12,8 +12,7 @@ import torch
 from fsa2rnn.compiler import compile_nfsm
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.nn import load_model
-from fsa2rnn.realize.certificate import margin_certificate
-from fsa2rnn.realize.extract import extract_and_compare
+from fsa2rnn.realize import extract_and_compare, margin_certificate
 
 LENGTH = 10**5
 rng = np.random.default_rng(0)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsa2rnn.fsa import Automaton, holonomy_decomposition, resolve_spec
-from fsa2rnn.fsa.cascade import Cascade
+from fsa2rnn.fsa import Automaton, Cascade, holonomy_decomposition, resolve_spec
 
 # 1. T_4 (all maps of 4 points): SgpDec's 1: (4,S4) / 2: (3,S3) / 3: (2,C2)
 t4 = holonomy_decomposition(resolve_spec("T4"))

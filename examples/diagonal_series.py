@@ -10,8 +10,7 @@ import numpy as np
 import torch
 
 from fsa2rnn.compiler import compile_diagonal
-from fsa2rnn.fsa import ConstructionError, resolve_spec
-from fsa2rnn.fsa.group_series import group_cascade
+from fsa2rnn.fsa import ConstructionError, group_cascade, resolve_spec
 from fsa2rnn.nn import load_model
 
 for spec in ("S4", "Q8", "T4"):

@@ -17,10 +17,8 @@ from pathlib import Path
 
 import torch
 
-from fsa2rnn.nn.train import load_run
-from fsa2rnn.nn.train.config import TrainConfig
-from fsa2rnn.nn.train.trainer import train
-from fsa2rnn.realize.lstar import compare_lstar
+from fsa2rnn.nn.train import TrainConfig, load_run, train
+from fsa2rnn.realize import compare_lstar
 
 QUIET = dict(progress=False, lmax=False, samples=64, val_every=100, checkpoint_every=1000, seed=0)
 RUNS = {
@@ -46,7 +44,7 @@ def main() -> None:
         if args.quick and name not in QUICK:
             continue
         if flags is None:
-            from fsa2rnn.nn.train.run import preset_config
+            from fsa2rnn.nn.train import preset_config
 
             quiet = {**QUIET, "seed": 42, "mlp_ratio": 0.0}
             cfg = preset_config("brandoit", "small", task="brandoit:FF", model="nfsm", **quiet)

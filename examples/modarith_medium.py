@@ -56,8 +56,7 @@ def run_dir(out: Path, eig: str, seed: int) -> Path:
 def train_all(out: Path, seeds: list[int], quick: bool, threads: int) -> None:
     import torch
 
-    from fsa2rnn.nn.train.run import preset_config
-    from fsa2rnn.nn.train.trainer import train
+    from fsa2rnn.nn.train import preset_config, train
 
     torch.set_num_threads(threads)
     small = {}

@@ -25,9 +25,7 @@ import numpy as np
 
 from fsa2rnn.compiler import compile_affine, compile_householder, compile_nfsm
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.realize.conditions import check_conditions
-from fsa2rnn.realize.robust import drift, l_max, one_thread, plot_drift
-from fsa2rnn.realize.steppers import stepper_for
+from fsa2rnn.realize import check_conditions, drift, l_max, one_thread, plot_drift, stepper_for
 
 
 def witness_ids(automaton, res):

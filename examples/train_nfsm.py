@@ -22,8 +22,7 @@ from pathlib import Path
 
 import torch
 
-from fsa2rnn.nn.train.run import preset_config
-from fsa2rnn.nn.train.trainer import train
+from fsa2rnn.nn.train import preset_config, train
 
 TASKS = ["brandoit:FF", "brandoit:DFF5", "brandoit:Z2", "brandoit:S3"]
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import torch
 
-from fsa2rnn.nn.train.run import preset_config
-from fsa2rnn.nn.train.trainer import train
+from fsa2rnn.nn.train import preset_config, train
 
 VARIANTS = [("deltanet", "-1,1"), ("deltanet", "0,1"), ("mamba", "-1,1"), ("mamba", "0,1")]
 NAMES = {"deltanet": "DeltaNet", "mamba": "Mamba"}

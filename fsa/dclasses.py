@@ -37,11 +37,12 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .errors import LimitExceededError
+from .graphs import breadth_first_predecessors, strong_components
 from .green import subgroup_record
+from .group_table import generates_symmetric, row_keys
+from .groups import GroupSummary, describe_group
 from .monoid import MAX_BYTES, TransitionMonoid, _as_generators
 
 #: Bytes of an orbit point beyond its row: edges (4 per generator), edge bijections (2·n per generator), the
@@ -53,21 +54,12 @@ ACT_BYTES_PER_ENTRY = 48
 GROUP_CELLS = 1 << 27
 #: (candidates × group elements) compositions per vectorized membership step.
 MEMBERSHIP_CHUNK = 1 << 22
+#: Double cosets G_λ φ G_ρ with |G_λ|·|G_ρ| up to this many products are named by their least element (one
+#: vectorized pass over all candidates); larger ones are tested one D-class at a time.
+CANONICAL_PRODUCTS = 1 << 10
 
 
 # ---------------------------------------------------------------------------------------------------- row keys
-def _void(rows: np.ndarray) -> np.ndarray:
-    """Exact keys of rows whose entries lie in 0..max(2, width)−1 (image masks, kernel labels, permutations): the
-    mixed-radix int64 code when it fits in 63 bits, else one opaque (void) value per row. Either sorts, and works
-    with np.unique, np.searchsorted and np.isin; rows of one width always get the same kind of key."""
-    rows = np.ascontiguousarray(rows)
-    width = rows.shape[1]
-    base = max(2, width)
-    if width * math.log2(base) < 63:
-        return rows.astype(np.int64) @ (base ** np.arange(width, dtype=np.int64))
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * width))).ravel()
-
-
 def _relabel(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First-occurrence relabelling of each row (the normal form of its kernel), and for each row the map
     raw value → new label (the values that do not occur take the remaining labels in increasing order, so the map is
@@ -116,8 +108,8 @@ class _Orbit:
 
     def __post_init__(self) -> None:
         self._close()
-        order = np.argsort(_void(self.rows), kind="stable")
-        self._sorted_keys = _void(self.rows)[order]
+        order = np.argsort(row_keys(self.rows), kind="stable")
+        self._sorted_keys = row_keys(self.rows)[order]
         self._order = order
 
     def members(self, c: int) -> np.ndarray:
@@ -131,7 +123,7 @@ class _Orbit:
 
     def find(self, rows: np.ndarray) -> np.ndarray:
         """Orbit ids of rows (every row must be in the orbit)."""
-        keys = _void(rows.astype(self.rows.dtype))
+        keys = row_keys(rows.astype(self.rows.dtype))
         pos = np.searchsorted(self._sorted_keys, keys)
         pos = np.minimum(pos, len(self._order) - 1)
         ids = self._order[pos]
@@ -144,8 +136,7 @@ class _Orbit:
         n = self.rows.shape[1]
         src = np.repeat(np.arange(m), k)
         dst = self.edges.reshape(-1)
-        g = _csr(src, dst, m)
-        _, scc = connected_components(g, directed=True, connection="strong")
+        scc = strong_components(src, dst, m)
         self.scc = scc
         _, first = np.unique(scc, return_index=True)  # the smallest point of each SCC is its root
         self.roots = first
@@ -153,9 +144,7 @@ class _Orbit:
         # breadth-first trees inside every SCC at once: a super-root m joined to every SCC root
         rs = np.concatenate([src[intra], np.full(len(first), m)])
         rd = np.concatenate([dst[intra], first])
-        tree = _csr(rs, rd, m + 1)
-        _, pred = breadth_first_order(tree, m, directed=True, return_predecessors=True)
-        pred = pred[:m].astype(np.int64)
+        pred = breadth_first_predecessors(rs, rd, m + 1, m)[:m]
         is_root = np.zeros(m, dtype=bool)
         is_root[first] = True
         ident = np.arange(n, dtype=self.emaps.dtype)
@@ -188,26 +177,19 @@ class _Orbit:
         return np.unique(s[:, :r].astype(np.int64), axis=0)
 
 
-def _csr(src: np.ndarray, dst: np.ndarray, m: int) -> csr_matrix:
-    """The m×m adjacency matrix of edges src → dst given in nondecreasing src order (built without sorting)."""
-    indptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=m), out=indptr[1:])
-    return csr_matrix((np.ones(len(dst), dtype=np.int8), dst.astype(np.int64), indptr), shape=(m, m))
-
-
 def _orbit(start: np.ndarray, act: Any, gens: np.ndarray, limit: int, what: str) -> _Orbit:
     """Breadth-first orbit of ``start`` (one row) under ``act(rows, g) → (rows, bijections)``, vectorized per
     layer and generator; LimitExceededError as soon as it passes ``limit`` points."""
     k, n = gens.shape
     rows = [start[None, :]]
-    seen_keys = _void(start[None, :])
+    seen_keys = row_keys(start[None, :])
     seen_ids = np.zeros(1, dtype=np.int64)
     edges, emaps = [], []
     frontier, size = start[None, :], 1
     while len(frontier):
         b = len(frontier)
         img, em = act(frontier, gens)  # (b·k, n) in (point, generator) order, bijections (b, k, n)
-        keys = _void(img)
+        keys = row_keys(img)
         order = np.argsort(seen_keys, kind="stable")
         sk = seen_keys[order]
         pos = np.minimum(np.searchsorted(sk, keys), len(sk) - 1)
@@ -295,49 +277,21 @@ class _Group:
 
     @cached_property
     def keys(self) -> np.ndarray:
-        return np.sort(_void(self.elements.astype(np.int32)))
+        return np.sort(row_keys(self.elements.astype(np.int32)))
 
     @cached_property
     def symmetric(self) -> bool:
         """Whether the group is Sym(r): its transpositions join all r points (they then generate Sym(r)), or
         else its enumerated order is r!."""
-        if self.r <= 1:
+        if generates_symmetric(self.gens, self.r):
             return True
-        moved = self.gens != np.arange(self.r)
-        t = self.gens[moved.sum(axis=1) == 2]
-        if len(t):
-            pairs = np.nonzero(t != np.arange(self.r))[1].reshape(-1, 2)
-            lab = np.arange(self.r)  # components of the transposition graph: min-label propagation
-            while True:
-                low = np.minimum(lab[pairs[:, 0]], lab[pairs[:, 1]])
-                new = lab.copy()
-                np.minimum.at(new, pairs[:, 0], low)
-                np.minimum.at(new, pairs[:, 1], low)
-                new = new[new]
-                if np.array_equal(new, lab):
-                    break
-                lab = new
-            if np.all(lab == lab[0]):
-                return True
-            for c in self.gens[moved.sum(axis=1) == self.r]:  # an r-cycle and a transposition (a b) with b = c^d(a)
-                orbit = np.empty(self.r, dtype=np.int64)  # orbit[i] = c^i(0)
-                orbit[0] = 0
-                for i in range(1, self.r):
-                    orbit[i] = c[orbit[i - 1]]
-                if len(np.unique(orbit)) < self.r:
-                    continue
-                step = np.empty(self.r, dtype=np.int64)
-                step[orbit] = np.arange(self.r)
-                d = (step[pairs[:, 1]] - step[pairs[:, 0]]) % self.r
-                if np.any(np.gcd(d, self.r) == 1):
-                    return True
         return len(self.elements) == math.factorial(self.r)
 
     def contains(self, perms: np.ndarray) -> np.ndarray:
         """Membership of each row (permutations of 0..r−1)."""
         if self.symmetric:
             return np.ones(len(perms), dtype=bool)
-        return np.isin(_void(perms.astype(np.int32)), self.keys)
+        return np.isin(row_keys(perms.astype(np.int32)), self.keys)
 
 
 def _compose(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -426,11 +380,7 @@ class SubgroupSummary:
 
     @cached_property
     def summary(self) -> Any:
-        from .groups import describe_group
-
         if self.order == 1:
-            from .groups import GroupSummary
-
             return GroupSummary(1, "C1", (), True, 0)
         if self.natural_action is not None:  # a group automaton's own action (as fsa.green does), when faithful
             natural = describe_group(self.natural_action, what=f"the maximal subgroup of D-class {self.d_class}")
@@ -565,6 +515,9 @@ class _Builder:
         self.reps: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}  # (cλ, cρ) → [(D index, φ)]
         self.d_classes: list[DClass] = []
         self.keys: list[tuple[int, int]] = []  # (image SCC, kernel SCC) of each D-class
+        self.canon: dict[tuple[int, int, int], int] = {}  # (cλ, cρ, double-coset key) → D index (see canonical)
+        self.pairs: dict[tuple[int, int], int] = {}  # (cλ, cρ) → transversal (kernel, image) pairs
+        self.moves: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # cλ → (tree maps, points) of its images
 
     def lam_group(self, c: int) -> _Group:
         if c not in self.lam_groups:
@@ -594,11 +547,41 @@ class _Builder:
         phi = _compose(self.images.inv[ia], _compose(psi, self.kernels.fwd[ik]))
         return rank, self.images.scc[ia], self.kernels.scc[ik], phi, ia
 
+    def canonical(self, coords: tuple[np.ndarray, ...]) -> np.ndarray:
+        """For each element, a key of its double coset G_λ φ G_ρ among those with its two SCCs (then s D t ⇔ same
+        SCCs and same key): 0 when either group is the symmetric group (one double coset), else the least
+        product λ∘φ∘ρ (its mixed-radix code); −1 where the groups are too large for this (CANONICAL_PRODUCTS) or
+        the rank too large for 63-bit codes — those are tested one D-class at a time (:meth:`find`)."""
+        rank, cl, cr, phi, _ = coords
+        out = np.full(len(cl), -1, dtype=np.int64)
+        pair = cl.astype(np.int64) * (int(cr.max()) + 1) + cr
+        _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
+        for g, i in enumerate(first):
+            sel = order[bounds[g] : bounds[g + 1]]
+            r = int(rank[i])
+            G_lam, G_rho = self.lam_group(int(cl[i])), self.rho_group(int(cr[i]))
+            if not len(G_lam.gens) and not len(G_rho.gens) and r <= 15:
+                out[sel] = row_keys(phi[sel, :r])
+            elif G_lam.symmetric or G_rho.symmetric:
+                out[sel] = 0
+            elif r <= 15 and G_lam.order * G_rho.order <= CANONICAL_PRODUCTS:
+                L, R = G_lam.elements.astype(np.intp), G_rho.elements.astype(np.intp)
+                step = max(1, MEMBERSHIP_CHUNK // (len(L) * len(R) * r))
+                for c0 in range(0, len(sel), step):
+                    f = phi[sel[c0 : c0 + step], :r]
+                    fr = f[np.arange(len(f))[:, None, None], R[None, :, :]]  # φ∘ρ: (c, |R|, r)
+                    lfr = L[np.arange(len(L))[None, :, None, None], fr[:, None, :, :]]  # λ∘φ∘ρ: (c, |L|, |R|, r)
+                    out[sel[c0 : c0 + step]] = row_keys(lfr.reshape(-1, r)).reshape(len(f), -1).min(axis=1)
+        return out
+
     def find(self, coords: tuple[np.ndarray, ...], out: np.ndarray, only: int | None = None) -> None:
-        """Fill ``out`` (−1 where unknown) with the D-class index of each element given by its coordinates,
-        testing the D-classes found so far (or only D-class ``only``)."""
+        """Fill ``out`` (−1 where unknown; other negative entries are skipped) with the D-class index of each
+        element given by its coordinates, testing the D-classes found so far (or only D-class ``only``)."""
         _, cl, cr, phi, _ = coords
-        todo_all = np.flatnonzero(out < 0)
+        todo_all = np.flatnonzero(out == -1)
         if only is not None:
             keys = {self.keys[only]}
         else:
@@ -608,7 +591,7 @@ class _Builder:
             for d, x_phi in self.reps.get(key, []):
                 if only is not None and d != only:
                     continue
-                todo = sel[out[sel] < 0]
+                todo = sel[out[sel] == -1]
                 if not len(todo):
                     break
                 r = len(x_phi)
@@ -627,7 +610,10 @@ class _Builder:
         x_phi = phi[:r]
         img_pts = self.images.members(cl)
         ker_pts = self.kernels.members(cr)
-        pairs = _transversal_pairs(self.kernels.rows[ker_pts].astype(np.int64), self.images.rows[img_pts], r)
+        if (cl, cr) not in self.pairs:
+            kernels = self.kernels.rows[ker_pts].astype(np.int64)
+            self.pairs[cl, cr] = _transversal_pairs(kernels, self.images.rows[img_pts], r)
+        pairs = self.pairs[cl, cr]
         regular = pairs > 0
         G_lam = self.lam_group(cl)
         if regular:
@@ -635,11 +621,14 @@ class _Builder:
             group_order, gens = G_lam.order, G_lam.gens
         else:
             G_rho = self.rho_group(cr)
-            conj = _compose(_compose(x_phi, G_rho.elements), _inverse(x_phi))  # φ G_ρ φ⁻¹ on image positions
-            inter = G_lam.contains(conj)
-            G = _Group(conj[inter], r, self.group_limit)
-            G.__dict__["elements"] = conj[inter]
-            group_order, gens = int(inter.sum()), conj[inter]
+            if not len(G_lam.gens) or not len(G_rho.gens):
+                conj = np.arange(r)[None, :]  # one group is trivial: so is G
+            else:
+                conj = _compose(_compose(x_phi, G_rho.elements), _inverse(x_phi))  # φ G_ρ φ⁻¹ on image positions
+                conj = conj[G_lam.contains(conj)]
+            G = _Group(conj, r, self.group_limit)
+            G.__dict__["elements"] = conj
+            group_order, gens = len(conj), conj
         index = len(self.d_classes)
         dc = DClass(
             index=index,
@@ -661,7 +650,7 @@ class _Builder:
             cosets = np.arange(r)[None, :]
         else:
             prods = _compose(G_lam.elements[:, None, :], G.elements[None, :, :])  # π∘h
-            keys = _void(prods.reshape(-1, r).astype(np.int32)).reshape(len(G_lam.elements), -1)
+            keys = row_keys(prods.reshape(-1, r).astype(np.int32)).reshape(len(G_lam.elements), -1)
             canon = np.sort(keys, axis=1)[:, 0]
             _, first = np.unique(canon, return_index=True)
             cosets = G_lam.elements[np.sort(first)]
@@ -669,11 +658,52 @@ class _Builder:
         own = (np.cumsum(self.images.rows[ia]) - 1)[y]  # position of y(i) in im(y)
         x_root = self.images.inv[ia][own]  # positions in A₀ of y·m̄ (same R-class as y)
         base = _compose(cosets, x_root)  # (c, n): π∘x in positions of A₀
-        fwd = self.images.fwd[img_pts][:, :r]  # (a, r): positions of A₀ → positions of each image A
-        pts = np.argsort(1 - self.images.rows[img_pts], axis=1, kind="stable")[:, :r]  # the points of each A
-        moved = np.take_along_axis(fwd, base.reshape(1, -1).repeat(len(fwd), axis=0), axis=1)
+        if cl not in self.moves:
+            fwd = self.images.fwd[img_pts][:, :r].astype(np.intp)  # (a, r): positions of A₀ → positions of each A
+            pts = np.argsort(1 - self.images.rows[img_pts], axis=1, kind="stable")[:, :r]  # the points of each A
+            self.moves[cl] = fwd, pts
+        fwd, pts = self.moves[cl]
+        moved = fwd[:, base.reshape(-1)]  # (a, c·n)
         ells = np.take_along_axis(pts, moved, axis=1).reshape(-1, self.n)  # L-class representatives
         return np.concatenate([g[ells] for g in self.gens])  # ℓ·g = g ∘ ℓ
+
+
+def _full_transformation_classes(gens: np.ndarray) -> list[DClass] | None:
+    """The D-classes of T_n when the generators generate it — Sym(n) (recognized from the permutations among them,
+    fsa.group_table.generates_symmetric) and a map of rank n − 1 generate T_n (Howie, Fundamentals of Semigroup
+    Theory, 1995, §1.9 and Exercise 1.7) — else None. T_n has one D-class per rank r, the maps of rank r: C(n, r)
+    L-classes (their images), S(n, r) R-classes (their kernels, Stirling numbers of the second kind), maximal
+    subgroups Sym(r), and C(n, r)·r^(n−r) idempotents (an image and a map of the other points into it)."""
+    k, n = gens.shape
+    perms = gens[np.all(np.sort(gens, axis=1) == np.arange(n), axis=1)]
+    ranks = np.array([len(np.unique(g)) for g in gens])
+    if n < 3 or not np.any(ranks == n - 1) or not generates_symmetric(perms, n):
+        return None
+    stirling = [[1]]  # S(m, j) for m ≤ n
+    for m in range(1, n + 1):
+        prev = stirling[-1] + [0]
+        stirling.append([0] + [j * prev[j] + prev[j - 1] for j in range(1, m + 1)])
+    out = []
+    for r in range(n, 0, -1):
+        group = math.factorial(r)
+        swap = np.arange(r)
+        swap[:2] = swap[:2][::-1]
+        gen_rows = np.stack([np.roll(np.arange(r), -1), swap])[: 2 if r > 1 else 0]
+        out.append(
+            DClass(
+                index=n - r,
+                rank=r,
+                images=math.comb(n, r),
+                kernels=stirling[n][r],
+                lambda_order=group,
+                rho_order=group,
+                group_order=group,
+                regular=True,
+                idempotents=math.comb(n, r) * r ** (n - r),
+                group_generators=gen_rows.reshape(-1, r).astype(np.int64),
+            )
+        )
+    return out
 
 
 def green_classes(source: Any, *, max_bytes: int = MAX_BYTES) -> GreenClasses:
@@ -685,19 +715,45 @@ def green_classes(source: Any, *, max_bytes: int = MAX_BYTES) -> GreenClasses:
     beyond either.
     """
     gens, automaton = _as_generators(source)
+    full = _full_transformation_classes(np.asarray(gens, dtype=np.int64))
+    if full is not None:
+        return GreenClasses(np.asarray(gens), full, automaton)
     b = _Builder(np.asarray(gens, dtype=np.int64), int(max_bytes))
     queue = np.arange(b.n)[None, :]
     while len(queue):
         queue = np.unique(queue, axis=0)
         coords = b.coordinates(queue)
+        _, cl, cr, _, _ = coords
+        canon = b.canonical(coords)
+        keyed = canon >= 0
         where = np.full(len(queue), -1, dtype=np.int64)
-        b.find(coords, where)
-        found = []
-        while np.any(where < 0):
-            first = int(np.flatnonzero(where < 0)[0])
+        triples = list(zip(cl.tolist(), cr.tolist(), canon.tolist(), strict=True))
+        where[keyed] = [b.canon.get(t, -1) for t, k in zip(triples, keyed, strict=True) if k]
+        rest = np.where(keyed, -2, where)  # only the unkeyed are tested one D-class at a time
+        b.find(coords, rest)
+        where[~keyed] = rest[~keyed]
+        # the keyed elements grouped by (cλ, cρ, key): one group per D-class
+        _, group, inverse = np.unique(np.stack([cl, cr, canon], axis=1), axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(group) + 1))
+        found, first = [], 0
+        while True:
+            while first < len(where) and where[first] >= 0:  # the first element still without a D-class
+                first += 1
+            if first == len(where):
+                break
             found.append(b.add(queue[first], coords, first))
-            where[first] = len(b.d_classes) - 1
-            b.find(coords, where, only=len(b.d_classes) - 1)
+            d = len(b.d_classes) - 1
+            if keyed[first]:
+                b.canon[triples[first]] = d
+                g = inverse[first]
+                where[order[bounds[g] : bounds[g + 1]]] = d
+            else:
+                where[first] = d
+                rest = np.where(keyed, -2, where)
+                b.find(coords, rest, only=d)
+                where[~keyed] = rest[~keyed]
         queue = np.concatenate(found) if found else queue[:0]
     return GreenClasses(np.asarray(gens), b.d_classes, automaton)
 

@@ -99,10 +99,21 @@ class ExactnessError(Exception):
     and reported by their callers (``verify``, the exact check): a finding about the model, not bad input."""
 
 
-class Interrupted(Exception):
-    """Training stopped by Ctrl-C (SIGINT) or SIGTERM; the message says where the run stands. ``main``: raised on
-    rank 0 (the process that reports it). ``fsa2rnn train`` prints how to resume and exits with status 130."""
+class RunsFailed(Exception):
+    """Some of a batch of independent runs failed (``fsa2rnn train --seeds … --jobs N``); each was reported as it
+    happened, with its folder and the first line of its error. ``failed``: their folders; ``total``: the runs."""
 
-    def __init__(self, message: str, main: bool = True) -> None:
+    def __init__(self, failed: list[str], total: int) -> None:
+        super().__init__(f"{len(failed)} of {total} runs failed: {', '.join(failed)}")
+        self.failed, self.total = failed, total
+
+
+class Interrupted(Exception):
+    """Training stopped by Ctrl-C (SIGINT) or SIGTERM (``signum``); the message says where the run stands. ``main``:
+    raised on rank 0 (the process that reports it). ``fsa2rnn train`` prints how to resume and exits with status
+    128 + ``signum`` (130 for SIGINT, 143 for SIGTERM; fsa2rnn.fsa.signals)."""
+
+    def __init__(self, message: str, main: bool = True, signum: int = 2) -> None:
         super().__init__(message)
         self.main = main
+        self.signum = signum

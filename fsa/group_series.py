@@ -32,13 +32,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component
 from .errors import ConstructionError, LimitExceededError
-from .holonomy import holonomy_decomposition, holonomy_levels
+from .graphs import connected_components
+from .group_table import GroupTable, invariant_factors
+from .groups import MAX_GROUP_DEGREE, _abelian_name, _prime_factors, describe_group, enumerate_group, permutation_group
+from .holonomy import Skeleton, _Layout, holonomy_decomposition, holonomy_levels
 from .library.word_problems import word_problem
 from .permutation_rep import abelian_characters, noncommuting_pair
 
@@ -119,8 +120,6 @@ class GroupSeries:
     """
 
     def __init__(self, gens: np.ndarray, degree: int, series: str = "auto", what: str = "the group") -> None:
-        from .groups import describe_group, enumerate_group, permutation_group
-
         if series not in SERIES:
             raise ConstructionError(f"unknown series {series!r} (choose from {', '.join(SERIES)})")
         gens = np.asarray(gens, dtype=np.int64).reshape(-1, degree)
@@ -189,8 +188,7 @@ class GroupSeries:
             dst.append(local[self.lookup(els[big][:, els[s]])])  # s·e: apply s, then e
             src.append(np.arange(n))
         src_a, dst_a = np.concatenate(src), np.concatenate(dst)
-        graph = coo_matrix((np.ones(src_a.size, dtype=np.int8), (src_a, dst_a)), shape=(n, n))
-        raw = connected_components(graph, directed=False)[1]
+        raw = connected_components(src_a, dst_a, n)
         _, first, labels = np.unique(raw, return_index=True, return_inverse=True)
         rank = np.argsort(np.argsort(first))  # cosets numbered by their first element (the identity's first)
         labels = rank[labels.ravel()]
@@ -451,8 +449,6 @@ def to_source_prefix(prefix: np.ndarray, exps: list[_Expansion], starts: np.ndar
 def non_abelian_factors(automaton: Automaton) -> tuple[str, ...]:
     """The non-abelian simple composition factors of the automaton's groups (the transition group of a group
     automaton, else the holonomy groups), distinct, in order of appearance: empty iff they are all solvable."""
-    from .groups import MAX_GROUP_DEGREE, describe_group
-
     if automaton.is_group_automaton:
         perms = automaton.transitions
         if automaton.n_states > MAX_GROUP_DEGREE and automaton.action is not None:
@@ -487,18 +483,105 @@ def diagonal_widths(cascade: Cascade) -> list[int | None]:
     return out
 
 
-def series_sizes(automaton: Automaton) -> dict[str, Any]:
+def _level_groups(automaton: Automaton, skeleton: Any = None) -> list[tuple[np.ndarray, int, str]]:
+    """Per level of the cascade that :func:`group_cascade` expands — the transition group for a group automaton,
+    else the holonomy levels — the generators of the group its permutation rows generate (each class's holonomy
+    group on its own tiles, the identity on the other components), its number of points, and its description."""
+    if automaton.is_group_automaton:
+        return [(np.asarray(automaton.transitions, dtype=np.int64), automaton.n_states, "the transition group")]
+    sk = skeleton if skeleton is not None else Skeleton(automaton.transitions)
+    lay = _Layout(sk)
+    out = []
+    for lv, classes in enumerate(lay.level_classes):
+        width = int(sum(int(lay.n_tiles[c]) for c in classes))
+        rows = [np.arange(width, dtype=np.int64)[None, :]]
+        for c in classes:
+            g = sk.holonomy_generators(c)
+            full = np.tile(np.arange(width, dtype=np.int64), (len(g), 1))
+            off = int(lay.offset[c])
+            full[:, off : off + g.shape[1]] = off + g
+            rows.append(full)
+        out.append((np.concatenate(rows), width, f"the group of holonomy level {lv + 1}"))
+    return out
+
+
+def _table_series(T: Any) -> tuple[list[int], list[Factor], str]:
+    """Sizes, factors and series name of a solvable group's series (as :class:`GroupSeries` with ``"auto"``), from
+    its element table: the derived series, each factor refined by A ▷ A²B ▷ A⁴B ▷ … for a 2-group (canonical: A/B
+    is abelian, so ⟨B, g² : g generates A⟩ = A²B whatever the generators)."""
+
+    order = T.order()
+    if order == 1:
+        return [1], [Factor(1, "C1", (), ())], "trivial"
+    ds = T.derived_series
+    two_group = order & (order - 1) == 0
+    chain = [ds[0]]
+    for A, B in zip(ds, ds[1:]):
+        M = A
+        while two_group and M.order() > B.order():
+            M = A.subgroup(np.concatenate([B.gens, T.power(M.gens, 2)]))
+            chain.append(M)
+        if not two_group:
+            chain.append(B)
+    sizes, factors = [], []
+    for A, B in zip(chain, chain[1:]):
+        f = A.order() // B.order()
+        powers = A.quotient_invariants(B)
+        name = f"C{f}" if len(invariant_factors(powers)) <= 1 else _abelian_name(tuple(powers))
+        sizes.append(f)
+        factors.append(Factor(f, name, tuple(_prime_factors(f)), tuple(invariant_factors(powers))))
+    series = "derived, refined to elementary abelian factors (a 2-group: ±1)" if two_group else "derived"
+    return sizes, factors, series
+
+
+def series_sizes(automaton: Automaton, skeleton: Any = None) -> dict[str, Any]:
     """Layers and widths of the diagonal series construction (what ``compile --target diagonal --construction
-    series`` builds), with whether every coordinate is real (±1) and the series used."""
-    cascade = group_cascade(automaton, verify=False)
-    widths = diagonal_widths(cascade)
-    moduli = [m for s in cascade.series for m in (s.factor.moduli or ())]
+    series`` builds), with whether every coordinate is real (±1) and the series used — from the levels' groups
+    alone, without building the cascade (``skeleton``: the automaton's holonomy Skeleton, when already built).
+
+    What :func:`group_cascade` builds and :func:`diagonal_widths` measures follows from each source level's group
+    H (:func:`_level_groups`) and its series H = G_0 ▷ … ▷ G_k = 1: one series level per factor F_j, of |F_j|
+    points (times H's orbits on the level's points for j = 0). The permutation rows of series level j translate
+    F_j by φ_j(r σ r'⁻¹) over the coset representatives r reached — Schreier generators of G_j — so they generate
+    F_j, regularly: the width is None for a non-abelian F_j, else its number of invariant factors, plus one when
+    F_j is trivial or (j = 0) H has several orbits. Solvable groups are read from their element tables (no sympy);
+    others go through :class:`GroupSeries`.
+    """
+
+    widths: list[int | None] = []
+    moduli: list[int] = []
+    names: list[str] = []
+    labels: list[str] = []
+    for perms, n, what in _level_groups(automaton, skeleton):
+        gens = np.unique(perms[np.any(perms != np.arange(n), axis=1)], axis=0)
+        orbits = len(np.unique(connected_components(np.tile(np.arange(n), len(gens)), gens.reshape(-1), n)))
+        T = GroupTable.of(gens, MAX_SERIES_CELLS) if len(gens) else None
+        if not len(gens):
+            sizes, factors, name = [1], [Factor(1, "C1", (), ())], "trivial"
+        elif T is not None and T.is_solvable:
+            sizes, factors, name = _table_series(T)
+        else:  # non-solvable, or beyond the cells limit (GroupSeries raises the limit's message)
+            gs = GroupSeries(gens, n, "auto", what)
+            sizes, factors, name = gs.sizes, gs.factors, gs.series
+        names.append(name)
+        for j, f in enumerate(factors):
+            points = sizes[j] * (orbits if j == 0 else 1)
+            labels.append(f"{len(labels) + 1}: ({points},{f.name})")
+            if f.moduli is None:
+                widths.append(None)
+            else:
+                r = len(f.moduli)
+                widths.append(r + int(r == 0 or (j == 0 and orbits > 1)))
+            moduli += list(f.moduli or ())
+    series = names[0] if names else "trivial"
+    if len(set(names)) > 1:
+        series = "; ".join(f"level {i + 1}: {s}" for i, s in enumerate(names))
     return {
-        "layers": cascade.n_levels,
+        "layers": len(widths),
         "width": widths,
         "real": all(m <= 2 for m in moduli),
-        "series": cascade.series_name,
-        "display": str(cascade),
+        "series": series,
+        "display": " / ".join(labels) if labels else "(no levels)",
     }
 
 

@@ -34,12 +34,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .automaton import STATE_DTYPE, Automaton
 from .cascade import Cascade, CascadeLevel, Component, prefix_ids
 from .errors import ConstructionError, LimitExceededError
+from .graphs import strong_components
+from .groups import MAX_GROUP_DEGREE, describe_group, permutation_group
 from .permutation_rep import faithful_permutation_representation, orbit_of
 
 #: Most sets the extended image set may have.
@@ -257,8 +257,8 @@ class Skeleton:
         N, M, n, k = self.n_images, self.M, self.n, self.n_symbols
         src = np.repeat(np.arange(N), k)
         dst = self.image[:N].reshape(-1)
-        g = coo_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(N, N)).tocsr()
-        n_scc, lab = connected_components(g, directed=True, connection="strong")
+        lab = strong_components(src, dst, N)
+        n_scc = int(lab.max()) + 1
         # classes numbered by their first (breadth-first) member, so class 0 is Q's and reps come first
         first = np.full(n_scc, N, dtype=np.int64)
         np.minimum.at(first, lab, np.arange(N))
@@ -272,10 +272,7 @@ class Skeleton:
         extra = np.arange(N, M)
         if extra.size:
             qs = np.array([int(np.flatnonzero(self.sets[s])[0]) for s in extra])
-            sg = coo_matrix(
-                (np.ones(n * k, dtype=np.int8), (np.tile(np.arange(n), k), self.gens.reshape(-1))), shape=(n, n)
-            ).tocsr()
-            _, slab = connected_components(sg, directed=True, connection="strong")
+            slab = strong_components(np.tile(np.arange(n), k), self.gens.reshape(-1), n)
             seen: dict[int, int] = {}
             for s, q in zip(extra, qs):
                 c = seen.get(int(slab[q]))
@@ -526,14 +523,10 @@ class Skeleton:
 
     def holonomy_group(self, c: int) -> Any:
         """The holonomy group of class c (a sympy PermutationGroup on its tiles)."""
-        from .groups import permutation_group
-
         return permutation_group(self.holonomy_generators(c), degree=self.tiles[c].size)
 
     def permutator_group(self, c: int) -> Any:
         """The permutator group of class c (a sympy PermutationGroup on its representative's points)."""
-        from .groups import permutation_group
-
         return permutation_group(self.permutator_generators(c), degree=int(self.class_size[c]))
 
     # ------------------------------------------------------------------ tile chains
@@ -769,8 +762,6 @@ def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarra
     """
     t = int(sk.tiles[c].size)
     if c == 0 and automaton.is_group_automaton:
-        from .groups import MAX_GROUP_DEGREE
-
         trans = np.asarray(automaton.transitions, dtype=np.int64)
         if automaton.action is not None and automaton.action.shape[1] < sk.n:
             return np.asarray(automaton.action, dtype=np.int64), t
@@ -786,8 +777,6 @@ def _group_action(automaton: Automaton, sk: Skeleton, c: int) -> tuple[np.ndarra
 def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[CascadeLevel]:
     """The levels' components: per class of each depth, its tiles and its holonomy group (order, name and
     composition factors by fsa.groups.describe_group, on a faithful action of few points: see _group_action)."""
-    from .groups import describe_group
-
     levels = []
     cache: dict[tuple[tuple[int, ...], bytes], Any] = {}
     for lv in range(sk.n_levels):
@@ -818,11 +807,12 @@ def _components(automaton: Automaton, sk: Skeleton, lay: _Layout) -> list[Cascad
 
 
 def holonomy_levels(
-    automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET, depth: str = "sgpdec"
+    automaton: Automaton, *, max_image_set: int = MAX_IMAGE_SET, depth: str = "sgpdec", skeleton: Skeleton | None = None
 ) -> list[CascadeLevel]:
     """The levels of the holonomy decomposition (components with points and holonomy groups, top first) from the
-    skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths."""
-    sk = Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
+    skeleton alone, without the coordinate tables: the cheap way to the number of levels and their widths.
+    ``skeleton``: the automaton's Skeleton when already built (then ``max_image_set`` and ``depth`` are its own)."""
+    sk = skeleton if skeleton is not None else Skeleton(automaton.transitions, max_image_set=max_image_set, depth=depth)
     return _components(automaton, sk, _Layout(sk))
 
 

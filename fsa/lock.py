@@ -4,7 +4,10 @@
 when its holder exits, however it exits (a SIGKILL, a crash, a lost machine's session), so a lock is never stale:
 the file of a dead holder is simply taken over. While held, the file records the holder — pid, host and start time
 — which a second process, refused at once with :class:`~fsa2rnn.fsa.errors.DirectoryLockedError`, names in its
-one-line message. On release the file is removed, so a directory that was only locked is left as it was found.
+one-line message. On release the file is removed, and the directories the lock created are removed again when they
+are empty, so a directory that was only locked is left as it was found (a command interrupted before it wrote
+anything leaves no empty folder behind). :func:`check_free` refuses in the same words without taking the lock, for
+a command that checks a directory's contents before it takes it.
 
 The lock is advisory (processes that do not take it are not stopped) and local to one machine's kernel for the
 file systems whose flock is not shared (NFS exports it; some network file systems do not).
@@ -34,6 +37,7 @@ def directory_lock(directory: str | os.PathLike[str], what: str = "directory") -
     holds it; OutputFileError when the directory cannot be created or written."""
     folder = Path(directory)
     path = folder / LOCK_NAME
+    created = _missing(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -48,6 +52,30 @@ def directory_lock(directory: str | os.PathLike[str], what: str = "directory") -
         except OSError:
             pass
         os.close(fd)
+        for made in created:  # innermost first; one that holds anything stays, and so do those above it
+            try:
+                made.rmdir()
+            except OSError:
+                break
+
+
+def _missing(folder: Path) -> list[Path]:
+    """The directories of ``folder``'s path that do not exist yet, innermost first."""
+    out = []
+    for p in (folder, *folder.parents):
+        if p.exists() or p.is_symlink():
+            break
+        out.append(p)
+    return out
+
+
+def check_free(directory: str | os.PathLike[str], what: str = "directory") -> None:
+    """DirectoryLockedError, naming the holder, when another process holds ``directory``'s lock; nothing otherwise
+    (nothing is created or taken)."""
+    holder = lock_holder(directory)
+    if holder is not None:
+        path = Path(directory) / LOCK_NAME
+        raise DirectoryLockedError(_refusal(what, Path(directory), path, _describe(holder)))
 
 
 def _acquire(path: Path, folder: Path, what: str) -> int:
@@ -57,17 +85,20 @@ def _acquire(path: Path, folder: Path, what: str) -> int:
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:  # the folder went away under us (its last holder removed it, empty): again
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputFileError(f"cannot create the {what} {str(folder)!r}: {exc.strerror or exc}") from None
+            continue
         except OSError as exc:
             raise OutputFileError(f"cannot write in the {what} {str(folder)!r}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            holder = _describe(_read_holder(fd))
             os.close(fd)
-            raise DirectoryLockedError(
-                f"the {what} {str(folder)!r} is in use by {holder} (its lock {str(path)!r}); wait for it to finish "
-                "or choose another"
-            ) from None
+            raise DirectoryLockedError(_refusal(what, folder, path, holder)) from None
         except OSError as exc:
             os.close(fd)
             raise OutputFileError(f"cannot lock {str(path)!r}: {exc.strerror or exc}") from None
@@ -113,8 +144,12 @@ def _read_holder(fd: int) -> dict:
         return {}
 
 
-def _holder(fd: int) -> str:
-    info = _read_holder(fd)
+def _refusal(what: str, folder: Path, path: Path, holder: str) -> str:
+    return (f"the {what} {str(folder)!r} is in use by {holder} (its lock {str(path)!r}); wait for it to finish or "
+            "choose another")  # fmt: skip
+
+
+def _describe(info: dict) -> str:
     if not info.get("pid"):
         return "another process"
     return f"process {info['pid']} on {info.get('host', '?')} (since {info.get('started', '?')})"

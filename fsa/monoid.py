@@ -5,7 +5,8 @@ Product convention (docs/theory.md, "Conventions"; libsemigroups'): s·t = "appl
 Element 0 is the identity δ_ε; the others follow in breadth-first order (nondecreasing shortest-word length).
 
 Engine. Elements are image arrays (uint8 for n ≤ 256 states) and are keyed by integers:
-- ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT);
+- ``dense``: the mixed-radix code Σ img[i]·n^i indexes an int32 lookup table of size n^n (n^n ≤ DENSE_LIMIT, and
+  at most DENSE_PER_ELEMENT entries per element that ``max_elements`` allows);
 - ``int64``: the same code as int64 (n^n < 2^63, n ≤ 15) in an open-addressing hash table (vectorized probing);
 - ``hash``: a 64-bit multiplicative hash in the same table; every hit is verified against the stored images, so
   the result stays exact (a collision restarts the enumeration with new hash weights instead of merging two
@@ -33,13 +34,16 @@ import numpy as np
 
 from .automaton import Automaton
 from .errors import LimitExceededError, SpecError
+from .green import GreenStructure
 
 #: Default limit on the number of elements (T_8 has 16,777,216).
 MAX_ELEMENTS = 1 << 25
 #: Default limit on the bytes held by element images and both Cayley graphs.
 MAX_BYTES = 6 << 30
-#: n^n up to this size uses a dense int32 lookup table (128 MiB at most).
+#: n^n up to this size uses a dense int32 lookup table (128 MiB at most) ...
 DENSE_LIMIT = 1 << 25
+#: ... and at most this many table entries per element allowed (filling a table costs more than hashing few elements)
+DENSE_PER_ELEMENT = 64
 #: Target number of image entries composed per vectorized step (bounds temporary memory).
 CHUNK_ENTRIES = 1 << 23
 #: Bytes of working buffers per image entry of a step (products, keys, new images, hash-mode checks), measured.
@@ -149,9 +153,9 @@ HASH_RETRIES = 4
 class _Keys:
     """Integer keys of image rows and a key → id index (dense table, or an open-addressing hash table)."""
 
-    def __init__(self, n: int, seed: int = 0) -> None:
+    def __init__(self, n: int, seed: int = 0, dense_limit: int = DENSE_LIMIT) -> None:
         self.n = n
-        big = _power_at_most(n, DENSE_LIMIT)
+        big = _power_at_most(n, dense_limit)
         if big is not None:
             self.mode = "dense"
             self.weights = n ** np.arange(n, dtype=np.int32)
@@ -237,30 +241,36 @@ class _Keys:
 def powers_count(t: np.ndarray) -> int:
     """|{t^0, t^1, t^2, …}| = index + period of the transformation t: the powers repeat from t^I on with period
     p, where I is the longest tail of its functional graph (steps from a point to the cycles) and p the lcm of its
-    cycle lengths. O(n log n) time, O(n) memory: squaring finds the cycles, one breadth-first search the tails."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components, shortest_path
-
+    cycle lengths. O(n log n) time, O(n log n) memory, vectorized: squaring finds the cycles, pointer doubling
+    their lengths, and a binary search over the powers t^(2^j) the tails."""
     t = np.asarray(t, dtype=np.int64)
     n = len(t)
-    power, e = t, 1
-    while e <= n:  # t^e with e > n maps every point onto the cycles
-        power, e = power[power], 2 * e
+    jumps = [t]  # t^(2^j)
+    while (1 << (len(jumps) - 1)) <= n:  # t^e with e > n maps every point onto the cycles
+        jumps.append(jumps[-1][jumps[-1]])
     on_cycle = np.zeros(n, dtype=bool)
-    on_cycle[power] = True
+    on_cycle[jumps[-1]] = True
     cyc = np.flatnonzero(on_cycle)
-    _, lab = connected_components(coo_matrix((np.ones(len(cyc)), (cyc, t[cyc])), shape=(n, n)), directed=False)
-    lengths = np.unique(np.bincount(lab[cyc])[np.unique(lab[cyc])])
+    # on the cycles t is a permutation: each cycle's length from the smallest point it reaches (pointer doubling)
+    label, jump = cyc.copy(), t[cyc]
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[cyc] = np.arange(len(cyc))
+    for _ in range(len(jumps)):
+        label = np.minimum(label, label[pos[jump]])
+        jump = jump[pos[jump]]
+    lengths = np.unique(np.bincount(label)[np.unique(label)])
     period = math.lcm(*(int(v) for v in lengths))
-    off = np.flatnonzero(~on_cycle)
-    if not len(off):
+    if on_cycle.all():
         return period
-    # tails: depth in the forest of reversed edges hanging from a root joined to every cycle point
-    src = np.concatenate([np.full(len(cyc), n), t[off]])
-    dst = np.concatenate([cyc, off])
-    graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n + 1, n + 1)).tocsr()
-    depth = shortest_path(graph, method="D", unweighted=True, indices=n)  # breadth first, in C
-    return int(depth.max()) - 1 + period
+    # tail of each point: the least e with t^e(p) on a cycle, bit by bit from the largest power down
+    cur, tail = np.arange(n), np.zeros(n, dtype=np.int64)
+    for j in range(len(jumps) - 1, -1, -1):
+        nxt = jumps[j][cur]
+        move = ~on_cycle[nxt]
+        cur = np.where(move, nxt, cur)
+        tail += move << j
+    tail += ~on_cycle  # one more step from the last point off the cycles
+    return int(tail.max()) + period
 
 
 def _as_generators(source: Any) -> tuple[np.ndarray, Any]:
@@ -284,7 +294,8 @@ class TransitionMonoid:
     ``TransitionMonoid(automaton)`` or ``TransitionMonoid([[1, 2, 0], [0, 0, 2]])``; ``len(M)`` = ``M.size``.
     Construction runs the full enumeration with the right Cayley graph: O(|M|·|Σ|·n) time, O(|M|·(n + |Σ|))
     memory, within ``element_limit`` = min(``max_elements``, what ``max_bytes`` holds; module docstring), else
-    LimitExceededError. The left Cayley graph, idempotents and Green's structure are computed on first use.
+    LimitExceededError (at once when ``at_least``, a known lower bound on |M|, is over it). The left Cayley graph,
+    idempotents and Green's structure are computed on first use.
 
     Attributes: ``elements`` (|M|, n) image arrays, element i = δ_{word(i)}; ``right_cayley`` (|M|, |Σ|) int32 with
     right_cayley[s, x] = id(s·δ_x); ``parent``/``last_symbol`` (the BFS tree: word(i) = word(parent[i]) + x);
@@ -297,17 +308,19 @@ class TransitionMonoid:
         *,
         max_elements: int = MAX_ELEMENTS,
         max_bytes: int = MAX_BYTES,
+        at_least: int = 0,
     ) -> None:
         gens, automaton = _as_generators(source)
         self.automaton = automaton
         k, n = gens.shape
         self.n_states, self.n_generators = n, k
         self.max_elements, self.max_bytes = int(max_elements), int(max_bytes)
+        self._dense_limit = min(DENSE_LIMIT, DENSE_PER_ELEMENT * self.max_elements)
         dtype = _image_dtype(n)
         self._gens = gens.astype(dtype)
-        self._plan_memory()
+        self._plan_memory(int(at_least))
         for seed in range(HASH_RETRIES):
-            self._keys = _Keys(n, seed)
+            self._keys = _Keys(n, seed, self._dense_limit)
             try:
                 self._enumerate(dtype)
                 break
@@ -320,7 +333,7 @@ class TransitionMonoid:
     def bytes_per_element(self) -> int:
         """Peak bytes one element costs: image, right and left Cayley graphs, BFS tree, hash slots, Green's work."""
         n, k = self.n_states, self.n_generators
-        hashed = _power_at_most(n, DENSE_LIMIT) is None
+        hashed = _power_at_most(n, self._dense_limit) is None
         return (
             n * self._gens.itemsize
             + 4 * k
@@ -330,12 +343,13 @@ class TransitionMonoid:
             + GREEN_BYTES_PER_ELEMENT
         )
 
-    def _plan_memory(self) -> None:
+    def _plan_memory(self, at_least: int = 0) -> None:
         """Fix the step size and the element limit from the input alone, before anything is enumerated; refuse at
-        once when the generators' powers already outnumber that limit."""
+        once when the generators' powers, or ``at_least`` (a size the caller knows the monoid exceeds or reaches),
+        already outnumber that limit."""
         n, k = self.n_states, self.n_generators
         self._chunk_entries = max(k * n, min(CHUNK_ENTRIES, self.max_bytes // (8 * WORK_BYTES_PER_ENTRY)))
-        fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, DENSE_LIMIT) or 0)
+        fixed = self._chunk_entries * WORK_BYTES_PER_ENTRY + 4 * (_power_at_most(n, self._dense_limit) or 0)
         bpe = self.bytes_per_element()
         fits = max(0, self.max_bytes - fixed) // bpe
         self.element_limit = min(self.max_elements, fits)
@@ -353,6 +367,8 @@ class TransitionMonoid:
             raise LimitExceededError(
                 f"transition monoid has at least {least:,} elements (the powers of symbol {name!r}), over {self._why}"
             )
+        if at_least > self.element_limit:
+            raise LimitExceededError(f"transition monoid has at least {at_least:,} elements, over {self._why}")
 
     def _check_limits(self, size: int) -> None:
         if size > self.element_limit:
@@ -543,8 +559,6 @@ class TransitionMonoid:
     @cached_property
     def green(self) -> Any:
         """Green's relations R, L, H, D (computed on first use; see :mod:`fsa2rnn.fsa.green`)."""
-        from .green import GreenStructure
-
         return GreenStructure(self)
 
     def D_classes(self) -> list[np.ndarray]:

@@ -20,7 +20,7 @@ import numpy as np
 from .classify import definite_degree, is_aperiodic, is_commutative, is_group
 from .errors import FsaError
 from .group_series import series_sizes
-from .holonomy import holonomy_levels
+from .holonomy import Skeleton, holonomy_levels
 from .monoid import TransitionMonoid
 from .permutation_rep import faithful_permutation_representation
 
@@ -55,19 +55,33 @@ def _permutation_representation(automaton: Any) -> tuple[np.ndarray, str]:
     return np.asarray(automaton.transitions), "the states (|Q|, an upper bound on the least degree)"
 
 
-def _cascade_sizes(automaton: Any) -> dict[str, Any]:
-    try:
-        levels = holonomy_levels(automaton)  # the skeleton alone: levels and widths without coordinate tables
+class _Skeleton:
+    """The automaton's holonomy skeleton, built once on first use for both the cascade and the series sizes."""
+
+    def __init__(self, automaton: Any) -> None:
+        self.automaton = automaton
+        self._built: Any = None
+
+    def get(self) -> Any:
+        if self._built is None:
+            self._built = Skeleton(self.automaton.transitions)
+        return self._built
+
+
+def _cascade_sizes(automaton: Any, skeleton: _Skeleton) -> dict[str, Any]:
+
+    try:  # the skeleton alone: levels and widths without coordinate tables
+        levels = holonomy_levels(automaton, skeleton=skeleton.get())
     except FsaError as exc:
         return {"layers": None, "width": None, "note": f"cascade (holonomy decomposition refused: {exc})"}
     widths = [int(lv.n_points) for lv in levels]
     return {"layers": len(widths), "width": widths, "note": "one layer per holonomy level"}
 
 
-def _series_sizes(automaton: Any) -> dict[str, Any]:
+def _series_sizes(automaton: Any, skeleton: _Skeleton) -> dict[str, Any]:
     """Layers and widths of the diagonal series construction (fsa/group_series.py), or nulls with the refusal."""
     try:
-        sizes = series_sizes(automaton)
+        sizes = series_sizes(automaton, None if automaton.is_group_automaton else skeleton.get())
     except FsaError as exc:
         return {"layers": None, "width": None, "note": f"series cascade (refused: {exc})"}
     return {
@@ -119,7 +133,8 @@ def realizability(automaton: Any, monoid: Any = None, *, cascade: bool = True) -
     }
 
     skipped = {"layers": None, "width": None, "note": "cascade (not computed)"}
-    cas = _cascade_sizes(automaton) if cascade and not group else skipped  # groups need one layer (Theorem 3)
+    skeleton = _Skeleton(automaton)
+    cas = _cascade_sizes(automaton, skeleton) if cascade and not group else skipped  # groups: one layer (Theorem 3)
     if group:
         perms, source = _permutation_representation(automaton)
         k, swaps = _moved_and_transpositions(perms)
@@ -159,7 +174,7 @@ def realizability(automaton: Any, monoid: Any = None, *, cascade: bool = True) -
     elif exponent2_abelian:
         real = {"realizes": True, "layers": 1, "width": n, "theorem": "an abelian group of exponent 2: diagonal ±1"}
     elif two_groups:
-        series = _series_sizes(automaton) if cascade else dict(skipped)
+        series = _series_sizes(automaton, skeleton) if cascade else dict(skipped)
         real = {
             "realizes": True,
             "layers": series["layers"],
@@ -183,7 +198,8 @@ def realizability(automaton: Any, monoid: Any = None, *, cascade: bool = True) -
             "theorem": "a commutative group is a product of cyclic groups: rotations e^{2πi/m} on the diagonal",
         }
     elif solvable:
-        series = series if two_groups and cascade else (_series_sizes(automaton) if cascade else dict(skipped))
+        if not (two_groups and cascade):
+            series = _series_sizes(automaton, skeleton) if cascade else dict(skipped)
         cplx = {
             "realizes": True,
             "layers": series["layers"],

@@ -13,9 +13,13 @@ from __future__ import annotations
 from ..compiler.model import CompiledModel
 from ..fsa.lazy import lazy_getattr
 
-__getattr__ = lazy_getattr(
-    __name__, {"load_model": ("compiled", "load_model"), "run_options": ("compiled", "run_options")}
-)
-
-
-__all__ = ["load_model", "run_options", "CompiledModel"]
+_NAMES = {
+    "load_model": ("compiled", "load_model"),
+    "run_options": ("compiled", "run_options"),
+    "SequenceModel": ("model", "SequenceModel"),
+    "ModelConfig": ("model", "ModelConfig"),
+    "accuracy_at_lengths": ("metrics", "accuracy_at_lengths"),
+    "failing_length": ("lmax", "failing_length"),
+}
+__getattr__ = lazy_getattr(__name__, _NAMES)
+__all__ = ["CompiledModel", *sorted(_NAMES)]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -78,39 +78,37 @@ def sequence_model_from_compiled(
     return convert(cls, model, dtype)
 
 
-def _one_layer(model: CompiledModel, program: LinearRNNProgram | NFSMProgram) -> None:
+def _one_layer(model: CompiledModel, expect: type) -> Any:
+    """The program of a one-layer ``model`` of the ``expect`` class; ConstructionError for a cascade."""
+    program = program_of(model, expect=expect)
     if len(program.layers) != 1:
         raise ConstructionError(
             f"{program.target} model with {len(program.layers)} layers ({model.construction}): cascade wiring does "
             "not map onto a SequenceModel — each lower layer reads the decoded states of the layers above at step t−1 "
             "through a lookup table, not the upper layer's continuous output"
         )
+    return program
 
 
 def householder_sequence_model(
     cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
     """A one-layer Householder model as a DeltaProduct ``cls`` (SequenceModel; module docstring)."""
-    p = program_of(model, expect=LinearRNNProgram)
-    _one_layer(model, p)
-    return _householder(cls, p, dtype)
+    return _householder(cls, _one_layer(model, LinearRNNProgram), dtype)
 
 
 def nfsm_sequence_model(
     cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
     """A one-layer NFSM model as an NFSM-layer ``cls`` (SequenceModel; module docstring)."""
-    p = program_of(model, expect=NFSMProgram)
-    _one_layer(model, p)
-    return _nfsm(cls, p, dtype)
+    return _nfsm(cls, _one_layer(model, NFSMProgram), dtype)
 
 
 def diagonal_sequence_model(
     cls: type[SequenceModel], model: CompiledModel, dtype: torch.dtype = torch.float64
 ) -> SequenceModel:
     """The diagonal target maps onto no SequenceModel layer (module docstring): ConstructionError saying why."""
-    p = program_of(model, expect=LinearRNNProgram)
-    _one_layer(model, p)
+    p = _one_layer(model, LinearRNNProgram)
     raise ConstructionError(
         f"target {p.target!r} does not map onto a SequenceModel layer: its complex per-symbol eigenvalues are "
         "neither real (SelectiveDiagonal) nor input-independent (DLR)"

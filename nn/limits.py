@@ -12,7 +12,7 @@ names the option, the value and the limit (docs/limits.md).
   attention, words × length) are checked by :func:`check_train` and :func:`check_words_length` before any tensor.
 
 To add an option: add a row to :data:`LIMITS` and declare it with ``type=checked(name)`` in cli/; the docs page lists
-the table (``tests/test_hostile_inputs.py`` checks that every row is documented).
+the table (``tests/contracts/test_hostile_inputs.py`` checks that every row is documented).
 """
 
 from __future__ import annotations
@@ -108,6 +108,7 @@ LIMITS: dict[str, Bound] = {
     "clip": Bound(float, 0, 1e6, why="gradient norm; 0: none"),
     "seed": Bound(int, 0, MAX_SEED, why="64-bit seeds"),
     "nproc": Bound(int, 1, 64, why="data-parallel processes on one machine"),
+    "jobs": Bound(int, 1, 10_000, why="runs at once: local processes, a SLURM array's parallelism, Ray tasks"),
     "log_every": Bound(int, 1, 10**9, why=_STEPS),
     "val_every": Bound(int, 1, 10**9, why=_STEPS),
     "checkpoint_every": Bound(int, 1, 10**9, why=_STEPS),
@@ -253,7 +254,7 @@ def check_run_count(n_seeds: int, n_rates: int = 1) -> None:
 def default_train_max(task: str) -> int:
     """The longest training word of a task's default training lengths, without building the task (no torch):
     the DLR tasks and Brandoit's TSO_N 256, the other tracking of shuffled objects 20, Brandoit's other tasks 64,
-    every other task and SPEC 40 (tests/test_hostile_inputs.py checks this against every named task)."""
+    every other task and SPEC 40 (tests/contracts/test_hostile_inputs.py checks this against every named task)."""
     if task.startswith(("dlr:", "brandoit:TSO")):
         return 256
     if task.startswith("brandoit:shuffled:"):

@@ -53,16 +53,34 @@ def _seed(*parts: int) -> int:
 def _attention_words(model: SequenceModel, length: int, want: int) -> int:
     """How many words of ``length`` the model's attention can hold at once (``want`` for recurrent models)."""
     heads = [b.layer for b in model.blocks if not getattr(b.layer, "recurrent", True)]
+    if model.whole is not None and not model.recurrent:
+        heads = [model.whole]
     if not heads:
         return want
-    per_word = sum(
-        4 * layer.encoder.layers[0].self_attn.num_heads * length**2 * len(layer.encoder.layers) for layer in heads
-    )
+    per_word = sum(_pass_bytes(layer, length, model) for layer in heads)
     return int(min(want, ATTENTION_BYTES // max(per_word, 1)))
 
 
+#: bytes per position and feature that one forward pass of a layer without a carried state is assumed to hold (its
+#: activations; nn/capabilities.py: a model without ``carry`` reads a word in one pass)
+FORWARD_BYTES = 64
+
+
+def _pass_name(model: SequenceModel) -> str:
+    return "attention" if any(hasattr(b.layer, "encoder") for b in model.blocks) else "one forward pass"
+
+
+def _pass_bytes(layer: Any, length: int, model: SequenceModel) -> int:
+    """Memory of one word of ``length`` read in one pass by a layer without a fixed-size state: attention's
+    length² scores (the Transformer), else :data:`FORWARD_BYTES` × length × d_model (a forward-only plug-in)."""
+    encoder = getattr(layer, "encoder", None)
+    if encoder is not None:
+        return 4 * encoder.layers[0].self_attn.num_heads * length**2 * len(encoder.layers)
+    return FORWARD_BYTES * length * model.config.d_model
+
+
 def _device(model: SequenceModel) -> torch.device:
-    return model.embedding.weight.device
+    return model.device
 
 
 def _chunk_tokens(model: SequenceModel) -> int:
@@ -108,7 +126,7 @@ def accuracy_at_lengths(
                 out["skipped"].append(
                     {
                         "length": length,
-                        "reason": f"{model.config.layer}: attention over {length} positions of "
+                        "reason": f"{model.config.layer}: {_pass_name(model)} over {length} positions of "
                         f"{min(n, MIN_WORDS)} words exceeds {ATTENTION_BYTES / 2**30:g} GiB",
                     }
                 )
@@ -132,7 +150,7 @@ def accuracy_at_lengths(
 def _score_length(model: SequenceModel, task: Task, length: int, n: int, gen: torch.Generator, train: bool = False):
     """(right positions, judged positions, right words, judged words) on n words of ``length`` (of the training
     draw if ``train``, else the evaluation draw)."""
-    recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
+    recurrent = model.recurrent
     if hasattr(task, "continue_words") and task.prefixes_judged:  # automaton words, read in chunks
         answer = task.supervision == "answer"  # judged at the word's last position only
         chunk = max(1, _chunk_tokens(model) // n) if recurrent else length
@@ -222,8 +240,8 @@ def failing_length_of(
     while _attention_words(model, fit_cap, n_words) < n_words and fit_cap > start:
         fit_cap //= 2
     if fit_cap < cap:
-        note = f"{model.config.layer}: searched only up to {fit_cap} (attention beyond it exceeds memory)"
-    recurrent = all(getattr(b.layer, "recurrent", True) for b in model.blocks)
+        note = f"{model.config.layer}: searched only up to {fit_cap} ({_pass_name(model)} beyond it exceeds memory)"
+    recurrent = model.recurrent
     chunk = max(1, _chunk_tokens(model) // n_words) if recurrent else fit_cap
     predict = model.predictor()
     if progress is not None:

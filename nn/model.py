@@ -24,6 +24,8 @@ from torch import nn
 from ..fsa.inputs import check_id_range
 from .from_compiled import sequence_model_from_compiled
 from .layers import LAYERS, ConfigError, State, build_layer
+from .layers.plugin import PluginLayer, PluginModel, build, probe_layer, probe_model
+from .plugins import is_ref, load, plugin_record
 from .table_predict import NFSMTablePredictor, table_readable
 
 NORMS = ("rms", "layer", "none")
@@ -59,13 +61,16 @@ class ModelConfig:
     #: features per position of real-valued inputs (B, T, input_dim), read by a linear projection instead of the
     #: token embedding (the DLR regression tasks); None for token ids
     input_dim: int | None = None
+    #: a plug-in named by import path (``layer`` is then ``package.module:Name``, ``layer_args`` its arguments):
+    #: nn/plugins.py's record {ref, kind ("layer" | "model"), distribution, version, source_hash}
+    plugin: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab", "n_classes", "n_layers", "d_model"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"model config: {name} must be a positive integer, got {v!r}")
-        if self.layer not in LAYERS:
+        if not is_ref(self.layer) and self.layer not in LAYERS:
             raise ConfigError(f"model config: layer {self.layer!r} is not one of {', '.join(LAYERS)}")
         if self.norm not in NORMS:
             raise ConfigError(f"model config: norm {self.norm!r} is not one of {', '.join(NORMS)}")
@@ -80,6 +85,16 @@ class ModelConfig:
         if not isinstance(self.layer_args, dict):
             raise ConfigError(f"model config: layer_args must be a dict, got {self.layer_args!r}")
         self.layer_args = _jsonable(self.layer_args, "model config: layer_args")
+        if self.plugin is not None and not (isinstance(self.plugin, dict) and self.plugin.get("ref") == self.layer):
+            raise ConfigError(f"model config: plugin must be the record of {self.layer!r}, got {self.plugin!r}")
+        if self.whole and self.input_dim is not None:
+            raise ConfigError(f"model config: the whole model {self.layer!r} reads symbol ids, not real-valued inputs "
+                              "(a task of real-valued inputs needs a layer)")  # fmt: skip
+
+    @property
+    def whole(self) -> bool:
+        """Whether the model is a plug-in whole model (its own embedding and readout)."""
+        return bool(self.plugin) and self.plugin.get("kind") == "model"
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": CONFIG_FORMAT, **asdict(self)}
@@ -129,7 +144,12 @@ class Block(nn.Module):
         super().__init__()
         d = cfg.d_model
         self.norm1 = make_norm(cfg.norm, d)
-        self.layer = build_layer(cfg.layer, d, **cfg.layer_args)
+        if is_ref(cfg.layer):  # a plug-in by import path (nn/plugins.py), behind its adapter
+            self.layer: nn.Module = PluginLayer(cfg.layer, build(cfg.layer, d, **cfg.layer_args))
+        elif not LAYERS.is_builtin(cfg.layer):  # a plug-in registered by name (an entry point, register_layer)
+            self.layer = PluginLayer(cfg.layer, build_layer(cfg.layer, d, **cfg.layer_args))
+        else:
+            self.layer = build_layer(cfg.layer, d, **cfg.layer_args)
         hidden = int(round(cfg.mlp_ratio * d))
         self.norm2 = make_norm(cfg.norm, d) if hidden else None
         self.mlp = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, d)) if hidden else None
@@ -172,7 +192,18 @@ class SequenceModel(nn.Module):
             cfg = ModelConfig(vocab, n_classes, layer, n_layers, d_model, **options)
         except TypeError as exc:
             raise ConfigError(f"SequenceModel: {exc}") from None
+        if is_ref(cfg.layer) and cfg.plugin is None:  # named in Python: its record is made here
+            cfg.plugin = plugin_record(cfg.layer, load(cfg.layer))
+            if cfg.whole and cfg.input_dim is not None:
+                raise ConfigError(f"the whole model {cfg.layer!r} reads symbol ids, not real-valued inputs")
         self.config = cfg
+        #: a plug-in whole model (nn/layers/plugin.py PluginModel), or None: embedding, blocks and classifier
+        self.whole: PluginModel | None = None
+        if cfg.whole:
+            self.whole = PluginModel(cfg.layer, build(cfg.layer, cfg.vocab, cfg.n_classes, **cfg.layer_args))
+            self.embedding, self.norm, self.classifier = None, None, None  # type: ignore[assignment]
+            self.blocks = nn.ModuleList()
+            return
         if cfg.input_dim is None:
             self.embedding: nn.Module = nn.Embedding(cfg.vocab, cfg.d_model)
         else:
@@ -201,13 +232,38 @@ class SequenceModel(nn.Module):
 
     @property
     def dtype(self) -> torch.dtype:
-        return self.embedding.weight.dtype
+        return next(self.parameters()).dtype
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether every layer carries a fixed-size state (else a chunk re-reads the prefix: attention, a
+        forward-only plug-in)."""
+        if self.whole is not None:
+            return self.whole.recurrent
+        return all(getattr(b.layer, "recurrent", True) for b in self.blocks)
+
+    def check_plugin(self) -> None:
+        """A plug-in checked on a probe batch before any training (nn/layers/plugin.py ``probe``): its output's
+        shape, finiteness and causality; PluginError naming it. A no-op for built-in layers."""
+        cfg = self.config
+        if self.whole is not None:
+            probe_model(cfg.layer, self.whole.plugin_module, cfg.vocab, cfg.n_classes)
+            return
+        for block in self.blocks[:1]:
+            if isinstance(block.layer, PluginLayer):
+                probe_layer(cfg.layer, block.layer.plugin_module, cfg.d_model)
 
     # ------------------------------------------------------------------ forward
     def features(
         self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
         """The normalized output of the last block, (B, T, d_model): what the classifier reads."""
+        if self.whole is not None:
+            raise ConfigError(f"the whole model {self.config.layer!r} has no features: it maps ids to logits")
         x = self._embed(torch.as_tensor(ids))
         states = []
         for i, block in enumerate(self.blocks):
@@ -235,6 +291,12 @@ class SequenceModel(nn.Module):
         self, ids: torch.Tensor, state: list[State] | None = None, return_state: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, list[State]]:
         """Logits (B, T, n_classes); with ``return_state`` also the per-layer states that continue the words."""
+        if self.whole is not None:
+            ids = torch.as_tensor(ids)
+            if ids.dim() != 2 or ids.dtype.is_floating_point:
+                raise ConfigError(f"SequenceModel: ids must be an integer tensor (B, T), got {tuple(ids.shape)}")
+            check_id_range(ids, self.config.vocab)
+            return self.whole(ids.to(self.device).long(), state, return_state)
         if not return_state:
             return self.classifier(self.features(ids, state))
         x, states = self.features(ids, state, True)
@@ -281,7 +343,7 @@ class SequenceModel(nn.Module):
             raise ConfigError(f"SequenceModel.predictor: unknown read {read!r} (choose from auto, logits)")
         if read == "auto" and table_readable(self):
             return NFSMTablePredictor(self, device)
-        dev = torch.device(device) if device is not None else self.embedding.weight.device
+        dev = torch.device(device) if device is not None else self.device
 
         @torch.no_grad()
         def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:
@@ -300,6 +362,8 @@ class SequenceModel(nn.Module):
         norm and :meth:`transition` (deeper layers read context-dependent inputs, so only the first is per symbol)."""
         if self.config.input_dim is not None:
             raise ConfigError("SequenceModel: a model of real-valued inputs (input_dim) has no per-symbol transitions")
+        if self.whole is not None:
+            raise ConfigError(f"the whole model {self.config.layer!r} has no per-symbol transitions")
         block = self.blocks[0]
         return block.layer.transition(block.norm1(self.embedding.weight))
 

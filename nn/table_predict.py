@@ -47,7 +47,7 @@ class NFSMTablePredictor:
         if not table_readable(model):
             raise ValueError("NFSMTablePredictor: not a one-layer NFSM over tokens of a manageable size")
         self.model = model
-        self.device = torch.device(device) if device is not None else model.embedding.weight.device
+        self.device = torch.device(device) if device is not None else model.device
         layer = model.blocks[0].layer
         was = model.training
         model.eval()

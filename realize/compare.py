@@ -40,7 +40,7 @@ from ..fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecEr
 from ..fsa.monoid import TransitionMonoid
 from ..fsa.plotting import pyplot, save_figure
 from ..fsa.relabel import isomorphism
-from ..nn.layers import AUSSM, DLR, PDSSM, DeltaProduct, SelectiveDiagonal
+from ..nn.capabilities import TRANSITION_KINDS, missing, model_capabilities
 from ..nn.lmax import DEFAULT_CAP, automaton_words, failing_length
 from ..nn.model import SequenceModel
 from .extract import DTYPES, extract
@@ -67,17 +67,14 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
     inputs = layer_inputs(model, k)
     rows = []
     for li, (block, x) in enumerate(zip(model.blocks, inputs)):
-        layer = block.layer
-        if isinstance(layer, DeltaProduct):
-            eig = torch.linalg.eigvals(layer.transition(x, steady=True).double()).cpu().numpy()  # (k, H, dk)
-        elif isinstance(layer, SelectiveDiagonal):
-            eig = layer.transition(x, steady=True).double().reshape(k, 1, -1).cpu().numpy()
-        elif isinstance(layer, (DLR, AUSSM)):
-            eig = layer.transition(x).reshape(k, 1, -1).cpu().numpy()
-        elif isinstance(layer, PDSSM):
-            eig = torch.linalg.eigvals(layer.transition(x).to(torch.complex128))[:, None].cpu().numpy()
-        else:
+        a = symbol_transition(block.layer, x)
+        if a is None:
             continue
+        kind, t = a
+        if kind == "matrix":
+            eig = torch.linalg.eigvals(t.reshape(k, -1, t.shape[-2], t.shape[-1])).cpu().numpy()  # (k, H, n)
+        else:
+            eig = t.reshape(k, 1, -1).cpu().numpy()  # every diagonal entry in one row
         for s in range(k):
             for h in range(eig.shape[1]):
                 rows.append({"symbol": symbols[s], "layer": li + 1, "head": h, "eigenvalues": eig[s, h]})
@@ -85,9 +82,21 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
 
 
 def has_spectra(model: Any) -> bool:
-    """Whether a SequenceModel has a layer with an input-determined linear transition (DeltaNet/DeltaProduct,
-    Mamba-style, AUSSM, PD-SSM, DLR)."""
-    return any(isinstance(b.layer, (DeltaProduct, SelectiveDiagonal, AUSSM, PDSSM, DLR)) for b in model.blocks)
+    """Whether a SequenceModel has a layer with an input-determined linear transition (the ``transition``
+    capability of nn/capabilities.py: DeltaNet/DeltaProduct, Mamba-style, AUSSM, PD-SSM, DLR, a plug-in declaring
+    ``transition_kind``)."""
+    return "transition" in model_capabilities(model)
+
+
+def symbol_transition(layer: Any, x: torch.Tensor) -> tuple[str, torch.Tensor] | None:
+    """(kind, A(x)) of a layer for inputs x (k, d_model) at float64 (complex128 where complex) — kind "matrix"
+    (k, …, n, n) or "diagonal" (k, …, n) as the layer declares (``transition_kind``), read inside a run of x where
+    it declares ``transition_steady`` — or None for a layer without the ``transition`` capability."""
+    kind = getattr(layer, "transition_kind", None)
+    if kind not in TRANSITION_KINDS:
+        return None
+    t = layer.transition(x, steady=True) if getattr(layer, "transition_steady", False) else layer.transition(x)
+    return kind, (t.to(torch.complex128) if t.is_complex() else t.double())
 
 
 def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
@@ -98,7 +107,7 @@ def layer_inputs(model: Any, k: int) -> list[torch.Tensor]:
     was = model.training
     model.eval()
     try:
-        ids = torch.arange(k, device=model.embedding.weight.device)[:, None].expand(k, STEADY_WORD)
+        ids = torch.arange(k, device=model.device)[:, None].expand(k, STEADY_WORD)
         model(ids)
     finally:
         model.train(was)
@@ -429,6 +438,10 @@ def compare(
     (default: compiled here by :func:`default_compiled`). ``length``: the training length. ``step(name)`` is called
     as the L_max search starts (a progress stage, fsa2rnn.fsa.progress)."""
     goal, labelled = check_inputs(task, target, compiled)
+    why = missing(model, "carry")
+    if why is not None:  # no carried state to read (nn/capabilities.py): `fsa2rnn compare` falls back to L*
+        raise SpecError(f"white-box extraction reads a carried state, and {why}: use realize.lstar.compare_lstar "
+                        "(--method lstar)")  # fmt: skip
     symbols = tuple(task.automaton.symbols)
     note = None
     if compiled is None:
@@ -459,6 +472,11 @@ def compare(
         report["l_max"] = l_max_table(model, task, compiled, start=length, cap=max(cap, length), n_words=n_words,
                                       dtypes=dtypes, seed=seed)  # fmt: skip
     return report
+
+
+def whitebox_fallback(why: str) -> str:
+    """The one line a white-box request on a model without a carried state prints (it falls back to L*)."""
+    return f"white-box extraction reads a carried state, and {why}: learning the machine with L* instead"
 
 
 #: sequence agreement at 10× the training length below which compare warns that its relation describes the

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..fsa.aalpy_interop import from_aalpy_moore, require_aalpy, to_aalpy_moore
 from ..fsa.errors import LimitExceededError, SpecError
+from ..nn.capabilities import missing
 from ..nn.limits import LIMITS
 from .moore import UNOBSERVED, MooreMachine, PredictWords, relate, state_machine
 
@@ -412,11 +413,19 @@ def compare_lstar(
     symbols, classes = tuple(task.automaton.symbols), tuple(task.classes)
     learned = lstar_extract(model, symbols=symbols, classes=classes, length=length, target=goal if labelled else None,
                             algorithm=algorithm, limits=limits, words=words, seed=seed)  # fmt: skip
-    white = extract(model, symbols=symbols, classes=classes, length=length, words=words, seed=seed)
-    to_target = relate(learned.machine, goal, labels_compared=labelled, predict=learned.predict, seed=seed)
-    to_white = relate(learned.machine, white.minimal, predict=learned.predict, seed=seed)
-    white_to_target = relate(white.machine, goal, labels_compared=labelled, seed=seed)
     from .compare import long_agreement
+
+    to_target = relate(learned.machine, goal, labels_compared=labelled, predict=learned.predict, seed=seed)
+    why = missing(model, "carry") if hasattr(model, "blocks") else None
+    if why is not None:  # a forward-only plug-in: no white-box extraction to relate to (nn/capabilities.py)
+        white_report: dict[str, Any] = {"method": None, "n_states": None, "relation": None, "note": why}
+        to_white: dict[str, Any] = {"relation": None, "witness": None}
+    else:
+        white = extract(model, symbols=symbols, classes=classes, length=length, words=words, seed=seed)
+        to_white = relate(learned.machine, white.minimal, predict=learned.predict, seed=seed)
+        white_to_target = relate(white.machine, goal, labels_compared=labelled, seed=seed)
+        white_report = {"method": white.method, "n_states": white.minimal.n_states,
+                        "relation": white_to_target["relation"]}  # fmt: skip
 
     report = learned.report()
     return {
@@ -427,11 +436,7 @@ def compare_lstar(
             "relation_to_white_box": to_white["relation"],
             "white_box_witness": to_white["witness"],
         },  # fmt: skip
-        "white_box": {
-            "method": white.method,
-            "n_states": white.minimal.n_states,
-            "relation": white_to_target["relation"],
-        },
+        "white_box": white_report,
         "target": {
             "name": goal.automaton.name,
             "minimal_states": (goal.minimal() if labelled else state_machine(goal)).n_states,
@@ -468,8 +473,11 @@ def lstar_lines(r: dict[str, Any]) -> list[str]:
         lines.append(
             f"  witness: {le['witness']['statement']} (checked by running both: {le['witness'].get('checked')})"
         )
-    lines.append(f"  relation to the white-box extraction ({wb['n_states']} states): {le['relation_to_white_box']}")
-    lines.append(f"white-box: {wb['n_states']} states, relation to the target: {wb['relation']}")
+    if wb["n_states"] is None:
+        lines.append(f"white-box: none ({wb['note']})")
+    else:
+        lines.append(f"  relation to the white-box extraction ({wb['n_states']} states): {le['relation_to_white_box']}")
+        lines.append(f"white-box: {wb['n_states']} states, relation to the target: {wb['relation']}")
     if at.get("warning"):
         lines.append(f"warning: {at['warning']}")
     return lines

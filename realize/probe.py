@@ -90,7 +90,7 @@ class SequenceProbe(Probe):
         for block in model.blocks:
             if getattr(block.layer, "bidirectional", False):
                 raise SpecError("a bidirectional DLR reads the future: it realizes no automaton to extract")
-        self.device = model.embedding.weight.device
+        self.device = model.device
         self.use_features = not all(getattr(b.layer, "recurrent", True) for b in model.blocks)
 
     def initial(self, n: int) -> Any:

@@ -38,7 +38,7 @@ from ..nn.lmax import failing_length
 from ..nn.metrics import accuracy_at_lengths
 from ..nn.table_predict import NFSMTablePredictor, table_readable
 from ..nn.train.trained_exact import nfsm_tables_exact
-from .compare import layer_inputs
+from .compare import layer_inputs, symbol_transition
 from .conditions import _non_definite
 from .extract import as_dtype
 from .robust import check_eta, perturbation
@@ -63,15 +63,14 @@ def symbol_matrices(model: Any, symbols: tuple[str, ...]) -> list[np.ndarray] | 
     inputs = layer_inputs(model, k)
     blocks = []
     for block, x in zip(model.blocks, inputs):
-        layer = block.layer
-        if isinstance(layer, DeltaProduct):
-            blocks.append(layer.transition(x, steady=True).double().cpu().numpy())  # (k, H, dk, dk)
-        elif isinstance(layer, SelectiveDiagonal):
-            blocks.append(layer.transition(x, steady=True).double().reshape(k, -1, 1, 1).cpu().numpy())
-        elif isinstance(layer, DLR):
-            blocks.append(layer.transition(x).reshape(k, -1, 1, 1).cpu().numpy())
-        else:
+        a = symbol_transition(block.layer, x)  # the layer's declared transition_kind (nn/capabilities.py)
+        if a is None:
             return None
+        kind, t = a
+        if kind == "matrix":
+            blocks.append(t.reshape(k, -1, t.shape[-2], t.shape[-1]).cpu().numpy())  # (k, H, n, n)
+        else:
+            blocks.append(t.reshape(k, -1, 1, 1).cpu().numpy())  # diagonal entries as 1×1 blocks
     return blocks
 
 
@@ -201,7 +200,7 @@ def perturbed_predictor(model: Any, eta: float, seed: int = 0, *, read: str = "a
     if read == "auto" and table_readable(model):
         return _nfsm_table_predictor(model, eta, seed)
     gen = torch.Generator().manual_seed(int(seed))
-    dev = model.embedding.weight.device
+    dev = model.device
 
     @torch.no_grad()
     def predict(inputs: np.ndarray, state: Any) -> tuple[np.ndarray, Any]:

@@ -14,7 +14,7 @@ without a numpy step, keep the reference loop (:func:`fast_stepper` is None).
 
 Where the libraries choose a summation order (the fused A(x)·h of a Householder layer, a nearest-code score ⟨c, h⟩)
 the two could round differently; the states read out and the L_max then still agree unless a state sits exactly on
-a cell face. tests/test_trajectory.py checks both on T4/S5/Z5/Z7/NFSM/shift-register models.
+a cell face. tests/realize/test_trajectory.py checks both on T4/S5/Z5/Z7/NFSM/shift-register models.
 """
 
 from __future__ import annotations

@@ -36,3 +36,21 @@ def one_torch_thread():
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+#: the test files that train models, run the examples or the documentation's blocks (which train too): marked
+#: ``training`` and left out of ``make test-fast`` (the contracts and the unit tests); ``make test`` runs them all
+TRAINING = {
+    "test_arms.py", "test_end_to_end.py", "test_evaluate.py", "test_examples.py", "test_extract_models.py",
+    "test_faillen_brandoit.py", "test_gpu_fla.py", "test_hostile_signals.py", "test_init_from.py", "test_launch.py",
+    "test_lr_grid.py", "test_lstar.py", "test_plugin_models.py", "test_presets_medium.py", "test_readme.py",
+    "test_reproduce.py", "test_reproduce_dlr.py", "test_reproduce_grazzi.py", "test_reproduce_table1.py",
+    "test_run_batches.py", "test_supervision.py", "test_theorem_mutants.py", "test_theorems.py", "test_train.py",
+    "test_train_ddp.py", "test_train_eval.py", "test_tso.py",
+}  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in TRAINING:
+            item.add_marker(pytest.mark.training)

@@ -101,10 +101,21 @@ def _follows(lines: list[str], previous: tuple, line: int) -> bool:
     return all(not lines[k].strip() for k in range(end, line - 1))
 
 
+def _joined(lines: list[str]) -> list[str]:
+    """The block's lines with each backslash continuation joined onto the line it continues."""
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith("\\"):
+            out[-1] = out[-1][:-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
 def shell_commands(block: Block) -> list[Command]:
     """The runnable lines of a sh/bash block (module docstring)."""
     out: list[Command] = []
-    lines = block.code.splitlines()
+    lines = _joined(block.code.splitlines())
     for i, line in enumerate(lines):
         shows_error = i + 1 < len(lines) and lines[i + 1].startswith("error:")
         line = line.removeprefix("$ ").strip()

@@ -35,6 +35,9 @@ class AUSSM(SequenceLayer):
     The recurrence runs in complex64 (float32 and lower inputs) or complex128 (float64).
     """
 
+    #: the form of transition(x) (nn/capabilities.py): what compare's spectra and the eigenvalue checks read
+    transition_kind = "diagonal"
+
     def __init__(
         self, d_model: int, state_size: int = 16, *, expand: int = 1, dt_rank: int | None = None, impl: str = "auto"
     ) -> None:

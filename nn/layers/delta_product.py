@@ -57,6 +57,10 @@ class DeltaProduct(SequenceLayer):
     State: ``{"S": (B, H, dk, dv), "conv": (B, conv_size − 1, channels) | None}``.
     """
 
+    #: the form of transition(x) (nn/capabilities.py): what compare's spectra and the eigenvalue checks read
+    transition_kind = "matrix"
+    transition_steady = True  # transition(x, steady=True): A(x) inside a run of x (the conv window full)
+
     def __init__(
         self,
         d_model: int,

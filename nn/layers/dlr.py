@@ -40,6 +40,9 @@ class DLR(SequenceLayer):
     State (causal only): ``{"x": (B, d_model, M) complex}``, M = N ("re") or N² ("prod").
     """
 
+    #: the form of transition(x) (nn/capabilities.py): what compare's spectra and the eigenvalue checks read
+    transition_kind = "diagonal"
+
     def __init__(
         self,
         d_model: int,

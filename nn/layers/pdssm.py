@@ -42,6 +42,9 @@ class PDSSM(SequenceLayer):
     recomputed in the backward pass).
     """
 
+    #: the form of transition(x) (nn/capabilities.py): what compare's spectra and the eigenvalue checks read
+    transition_kind = "matrix"
+
     def __init__(
         self,
         d_model: int,

@@ -44,6 +44,10 @@ class SelectiveDiagonal(SequenceLayer):
     State: ``{"h": (B, D, N), "conv": (B, conv_size − 1, D) | None}``.
     """
 
+    #: the form of transition(x) (nn/capabilities.py): what compare's spectra and the eigenvalue checks read
+    transition_kind = "diagonal"
+    transition_steady = True  # transition(x, steady=True): A(x) inside a run of x (the conv window full)
+
     def __init__(
         self,
         d_model: int,

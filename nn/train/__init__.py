@@ -3,7 +3,7 @@
 - config.py: :class:`TrainConfig` (a run's settings, RUN/config.json), the model it builds, and reading a run back
   (:func:`load_run`);
 - trainer.py: :func:`train` — AdamW, cosine schedule, clipping, masked loss, checkpoints, resume, early stop;
-- distributed.py: data parallel under torchrun (``torchrun --nproc-per-node N -m fsa2rnn.nn.train ARGS``);
+- distributed.py: data parallel under torchrun (``torchrun --nproc-per-node N -m fsa2rnn.cli.train ARGS``);
 - run_eval.py: what a run records in eval.json and what ``fsa2rnn eval`` prints; trained_exact.py: whether a
   trained one-layer NFSM's tables realize its task's automaton (the ``exact`` entry of eval.json);
 - runfiles.py: the run directory's files and seed streams (a leaf module, torch-free);
@@ -38,6 +38,10 @@ __getattr__ = lazy_getattr(
         "failing_length_of": (".metrics", "failing_length_of"),
         "range_accuracy": (".metrics", "range_accuracy"),
         "regression_scores": (".metrics", "regression_scores"),
+        "preset_config": ("run", "preset_config"),
+        "init_architecture": ("init_from", "init_architecture"),
+        "init_model_config": ("init_from", "init_model_config"),
+        "load_init": ("init_from", "load_init"),
     },
 )
 
@@ -57,4 +61,8 @@ __all__ = [
     "failing_length_of",
     "range_accuracy",
     "regression_scores",
+    "preset_config",
+    "init_architecture",
+    "init_model_config",
+    "load_init",
 ]

@@ -25,19 +25,20 @@ from typing import Any
 
 from ...compiler.targets.nfsm.families import head_family
 from ...compiler.targets.nfsm.heads import candidate_plans
-from ...fsa.errors import SpecError
+from ...fsa.errors import ModelFileError, SpecError
 from ..layers import LAYERS
 from ..layers.base import is_finite_number
 from ..layers.delta_product import FORMS as DELTA_FORMS
 from ..limits import LIMITS, check, check_train, parse_lengths, parse_nfsm_head_sizes, parse_range
 from ..lmax import DEFAULT_CAP, PROTOCOLS
 from ..model import ModelConfig, SequenceModel
+from ..plugins import FLA, check_ref, check_source, guard, is_ref, load, parse_args, plugin_record
 from ..tasks import Task, get_task, parse_length_range
 from ..tasks.base import SUPERVISIONS
 from .checkpoint import load_checkpoint, restore
 from .init_from import init_model_config
 from .presets import ARCH_FLAGS
-from .runfiles import CONFIG, MODEL, RESUMABLE, RUN_FORMAT, check_run_dir
+from .runfiles import CONFIG, MODEL, RESUMABLE, RUN_FORMAT, check_run_dir, read_text
 
 #: loss weightings: every judged position alike, or down-weighted after each word's first error (trainer.py)
 LOSSES = ("uniform", "first-error", "balanced")
@@ -57,7 +58,10 @@ class TrainConfig:
     """One training run. Lengths are strings ``MIN..MAX`` (None: the task's default); see the module docstring."""
 
     task: str
+    #: a layer's name (LAYERS), or a plug-in's import path ``package.module:Name`` (nn/plugins.py)
     model: str = "deltanet"
+    #: a plug-in's keyword arguments (``--model-args JSON``); None for a built-in layer
+    model_args: dict[str, Any] | None = None
     eig: str | None = None
     n_h: int | None = None
     layers: int = 1
@@ -118,8 +122,22 @@ class TrainConfig:
     keep_best: bool = False
 
     def __post_init__(self) -> None:
-        if self.model not in LAYERS:
-            raise SpecError(f"unknown model {self.model!r} (choose from {', '.join(LAYERS)})")
+        if is_ref(self.model):
+            check_ref(self.model)
+        elif self.model not in LAYERS:
+            raise SpecError(f"unknown model {self.model!r} (choose from {', '.join(LAYERS)}, or a plug-in "
+                            "package.module:Name)")  # fmt: skip
+        if self.model_args is not None:
+            if not self.plugin:
+                raise SpecError(f"--model-args applies to a plug-in (--model package.module:Name); {self.model} "
+                                "takes its options as flags")  # fmt: skip
+            self.model_args = parse_args(self.model_args)
+        if is_ref(self.model) and self.model.split(":")[0] == FLA and not str(self.device).startswith("cuda"):
+            raise SpecError(f"--model {self.model}: fla's kernels need a CUDA device (--device cuda), not "
+                            f"{self.device!r}")  # fmt: skip
+        if self.plugin and self.init_from:
+            raise SpecError(f"--init-from loads a compiled model's weights into its own architecture, not into the "
+                            f"plug-in {self.model!r}")  # fmt: skip
         for f in fields(self):  # every numeric field within its stated limit (fsa2rnn.nn.limits)
             value = getattr(self, f.name)
             if f.name in LIMITS and value is not None:
@@ -143,8 +161,14 @@ class TrainConfig:
             raise SpecError(f"--batch {self.batch} is not divisible by the {self.nproc} processes of --nproc")
         self._check_architecture()
 
+    @property
+    def plugin(self) -> bool:
+        """Whether the model is a plug-in (by import path, or registered by a package other than fsa2rnn)."""
+        return is_ref(self.model) or not LAYERS.is_builtin(self.model)
+
     def _check_architecture(self) -> None:
         m = self.model
+        fla_eig = is_ref(m) and m.split(":")[0] == FLA  # fla's layers take the range (allow_neg_eigval)
         if self.eig is not None and self.eig not in EIG:
             raise SpecError(f"--eig must be 0,1 or -1,1, got {self.eig!r}")
         if self.labels is not None and self.labels not in SUPERVISIONS:
@@ -154,6 +178,8 @@ class TrainConfig:
         defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
+            if name == "eig" and fla_eig:
+                continue
             if value is not None and value != "auto" and value != defaults[name] and m not in models:
                 what = "has no eigenvalue range" if name == "eig" else "does not take it"
                 raise SpecError(f"--{name.replace('_', '-')} applies to {', '.join(models)}; {m} {what}")
@@ -296,8 +322,10 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     """The SequenceModel configuration of a run (see the module docstring for the flags' meaning)."""
     if cfg.init_from:  # the compiled model's architecture (nn/train/init_from.py)
         return init_model_config(cfg, task)
+    if is_ref(cfg.model):
+        return plugin_model_config(cfg, task)
     m, d = cfg.model, cfg.d_model
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = dict(cfg.model_args or {})
     if cfg.eig is not None:
         args[EIG_KEY[m]] = EIG[cfg.eig][m]
     if m in ("deltanet", "deltaproduct"):
@@ -341,6 +369,44 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
     )
 
 
+def plugin_model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
+    """The ModelConfig of a run of a plug-in named by import path: its ``--model-args`` as ``layer_args`` and its
+    record (nn/plugins.py ``plugin_record``; this imports it). fla's layers get the eigenvalue range as
+    ``eig`` (nn/layers/fla_adapter.py)."""
+    obj = load(cfg.model)
+    record = plugin_record(cfg.model, obj)
+    args = dict(cfg.model_args or {})
+    if cfg.eig is not None:
+        args["eig"] = cfg.eig
+    regression = task.kind == "regression"
+    if record["kind"] == "model" and regression:
+        raise SpecError(f"the whole model {cfg.model!r} reads symbol ids; task {task.name!r} has real-valued inputs "
+                        "(train a plug-in layer on it instead)")  # fmt: skip
+    return ModelConfig(
+        vocab=task.vocab_size,
+        n_classes=task.n_classes,
+        layer=cfg.model,
+        n_layers=cfg.layers,
+        d_model=cfg.d_model,
+        layer_args=args,
+        mlp_ratio=cfg.mlp_ratio,
+        dropout=cfg.dropout,
+        input_dim=task.vocab_size if regression else None,
+        plugin=record,
+    )
+
+
+def check_run_plugin(
+    mcfg: ModelConfig, where: str, plugins: tuple[str, ...] | list[str] = (), allow_changed: bool = False
+) -> None:
+    """A run's recorded plug-in may be rebuilt: named on the command line (``plugins``) or by an installed entry
+    point (refused before importing anything otherwise), and its source unchanged unless ``allow_changed``."""
+    if not is_ref(mcfg.layer):
+        return
+    guard(mcfg.layer, where, plugins)
+    check_source(mcfg.plugin or {"ref": mcfg.layer}, where, allow_changed)
+
+
 def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
     """(TrainConfig, ModelConfig) of the text of a RUN/config.json; SpecError naming ``where`` if it is not one."""
     try:
@@ -357,13 +423,24 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
     return TrainConfig.from_dict(data.get("train")), mcfg
 
 
-def load_run(run: str | Path) -> tuple[SequenceModel, Task, TrainConfig]:
-    """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one."""
+def load_run(
+    run: str | Path, *, plugins: tuple[str, ...] | list[str] = (), allow_changed: bool = False
+) -> tuple[SequenceModel, Task, TrainConfig]:
+    """(SequenceModel in eval mode, Task, TrainConfig) of a run directory; SpecError/ModelFileError for a bad one.
+    A run of a plug-in named by import path is rebuilt only when ``plugins`` names it (or an installed entry point
+    declares it), and its source is unchanged (or ``allow_changed``): :func:`check_run_plugin`."""
     path = check_run_dir(run)
-    cfg, mcfg = read_run_record((path / CONFIG).read_text(), str(path / CONFIG))
+    cfg, mcfg = read_run_record(read_text(path / CONFIG), str(path / CONFIG))
+    check_run_plugin(mcfg, repr(str(path)), plugins, allow_changed)
     _, tensors = load_checkpoint(path / MODEL)
     model = SequenceModel.from_config(mcfg)
-    restore(model, tensors)
+    try:
+        restore(model, tensors)
+    except ModelFileError as exc:
+        if not is_ref(mcfg.layer):
+            raise
+        why = f"the plug-in {mcfg.layer!r} now builds another model than {str(path)!r} holds ({exc})"
+        raise SpecError(why) from None
     model.eval()
     return model, task_of(cfg), cfg
 

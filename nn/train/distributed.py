@@ -8,7 +8,7 @@ what one process computes with the whole batch:
   alike on every rank at every step, for the *global* batch shape, and sliced (:class:`GlobalBatchDropout`, the
   NFSM's ``batch_rows``) — so it does not depend on the rank.
 
-Only rank 0 writes files. ``fsa2rnn train --nproc N`` runs ``torchrun --nproc-per-node N -m fsa2rnn.nn.train``.
+Only rank 0 writes files. ``fsa2rnn train --nproc N`` runs ``torchrun --nproc-per-node N -m fsa2rnn.cli.train``.
 """
 
 from __future__ import annotations

@@ -8,21 +8,29 @@ import json
 import os
 import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ...fsa.errors import SpecError
+from ...fsa import signals
+from ...fsa.errors import RunsFailed, SpecError
 from ...fsa.io import atomic_write_text, output_directory
+from ...fsa.lock import LOCK_NAME
 from .. import limits
+from ..plugins import check_ref, parse_args
 from . import runfiles
+from .launch import Launcher, Task, parse_launcher, run_tasks
 from .lr_grid import grid_summary, parse_lr_grid
 from .presets import get_preset, scaled_val_every
 from .runfiles import RESUMABLE
+from .runlock import check_run_free, run_lock
 
 SUMMARY = "summary.json"
 #: options that are not TrainConfig fields
-_NOT_CONFIG = ("seeds", "resume", "out", "as_json", "quiet", "lr_grid")
+_NOT_CONFIG = (
+    "seeds", "resume", "out", "as_json", "quiet", "lr_grid", "jobs", "launcher", "launcher_args", "allow_changed_plugin"
+)  # fmt: skip
 
 
 def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
@@ -40,6 +48,10 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
         fields["val_every"] = every
     if not fields.get("task") and not params.get("resume"):  # a resumed run's task is stored in it
         raise SpecError("give a TASK (see `fsa2rnn tasks`) or a --preset")
+    if isinstance(fields.get("model_args"), str):
+        fields["model_args"] = parse_args(fields["model_args"])
+    if fields.get("model") and ":" in fields["model"]:
+        check_ref(fields["model"])
     if isinstance(fields.get("eval_lengths"), str):
         fields["eval_lengths"] = limits.parse_lengths(fields["eval_lengths"], "--eval-lengths")
     seeds = None
@@ -63,11 +75,12 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
 def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[float] | None = None) -> Path:
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
-    it; ``--resume`` refuses it)."""
+    it; ``--resume`` refuses it). A RUN that another process is writing is refused first, naming it (runlock.py)."""
     out = output_directory(raw)
+    check_run_free(out)
     runs = run_dirs(out, seeds, rates)
     if out.is_dir() and not resume:
-        ours = set(runfiles.ALL_RUN_FILES) | (
+        ours = {LOCK_NAME, *runfiles.ALL_RUN_FILES} | (
             {SUMMARY} | {r.relative_to(out).parts[0] for r in runs} if seeds else set()
         )
         other = sorted(p.name for p in out.iterdir() if p.name not in ours)
@@ -80,6 +93,9 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[fl
     if resume and not any(runfiles.has_checkpoint(r) for r in runs):
         what = "does not exist" if not out.exists() else "holds no checkpoint (the run never reached one)"
         raise SpecError(f"--resume: {raw!r} {what}; start the run without --resume")
+    for r in runs if resume else ():  # a damaged record is refused before torch is imported
+        if runfiles.has_checkpoint(r):
+            runfiles.read_metrics(r / runfiles.METRICS)
     return out
 
 
@@ -123,6 +139,10 @@ class Plan:
     configs: list[tuple[Any, Path]]
     nproc: int
     under_torchrun: bool
+    launcher: Launcher = field(default_factory=Launcher)
+    #: the plug-in import paths the command line named (``--model``), and ``--allow-changed-plugin``
+    plugins: tuple[str, ...] = ()
+    allow_changed: bool = False
 
     @property
     def launches_torchrun(self) -> bool:
@@ -136,6 +156,10 @@ class Plan:
             + (f" --seeds {params['seeds']}" if self.seeds else "")
             + (f" --lr-grid {params['lr_grid']}" if self.rates else "")
             + (f" --nproc {self.configs[0][0].nproc}" if self.configs[0][0].nproc > 1 else "")
+            + (f" --jobs {self.launcher.jobs}" if self.launcher.jobs else "")
+            + (f" --launcher {self.launcher.kind}" if self.launcher.kind != "local" else "")
+            + (f" --launcher-args {shlex.quote(params['launcher_args'])}" if params.get("launcher_args") else "")
+            + (f" --model {shlex.quote(self.plugins[0])}" if self.plugins and ":" in self.plugins[0] else "")
         )
 
 
@@ -144,6 +168,9 @@ def plan(params: dict[str, Any]) -> Plan:
     fields, seeds = resolve(params)
     resume = bool(params.get("resume"))
     rates = _lr_grid(params, seeds)
+    launcher = parse_launcher(params.get("launcher"), params.get("jobs"), params.get("launcher_args"))
+    if (fields.get("nproc") or 1) > 1 and not launcher.sequential:
+        raise SpecError("give --nproc (one run on N processes) or --jobs/--launcher (runs side by side), not both")
     limits.check_run_count(len(seeds or [None]), len(rates or [None]))
     out = check_out(str(params["out"]), resume=resume, seeds=seeds, rates=rates)
     given = {k for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
@@ -158,6 +185,7 @@ def plan(params: dict[str, Any]) -> Plan:
             f = resumed_fields(f, {k: f[k] for k in given | set(extra) if k in f}, path)
         per_run.append((f, path))
 
+    signals.at("imports")
     from .config import TrainConfig
     from .distributed import launched_by_torchrun
     from .trainer import Prepared
@@ -168,21 +196,35 @@ def plan(params: dict[str, Any]) -> Plan:
         if under_torchrun:
             f = {**f, "nproc": int(os.environ["WORLD_SIZE"])}
         configs.append((TrainConfig(**f), path))
+    plugins = (params["model"],) if params.get("model") else ()
+    allow_changed = bool(params.get("allow_changed_plugin"))
     for cfg, path in configs:  # every bad input is refused before any run starts
-        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given)
-    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun)
+        Prepared(cfg, path, resume=resume and runfiles.has_checkpoint(path), given=given, plugins=plugins,
+                 allow_changed=allow_changed)  # fmt: skip
+    return Plan(fields, seeds, rates, out, resume, given, configs, fields.get("nproc") or 1, under_torchrun, launcher,
+                plugins, allow_changed)  # fmt: skip
 
 
 def execute(plan: Plan) -> dict[str, Any] | None:
     """Train every run of ``plan`` in turn; with several seeds (or rates) write RUN/summary.json. The result of the
     one run, or the seeds' (rates') summary; None on the ranks other than 0. Ctrl-C raises
-    :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed."""
+    :class:`~fsa2rnn.fsa.errors.Interrupted` after the run under way has checkpointed. RUN's lock is held throughout
+    (a second process is refused, runlock.py)."""
+    with run_lock(plan.out):
+        return _execute(plan)
+
+
+def _execute(plan: Plan) -> dict[str, Any] | None:
     from .trainer import train
 
-    results = [
-        train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given)
-        for cfg, path in plan.configs
-    ]
+    if plan.launcher.sequential or len(plan.configs) == 1:
+        results = [
+            train(cfg, path, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given,
+                  plugins=plan.plugins, allow_changed=plan.allow_changed)  # fmt: skip
+            for cfg, path in plan.configs
+        ]
+    else:
+        results = _launched(plan, train)
     if results[0] is None:  # not rank 0
         return None
     if plan.rates:
@@ -196,6 +238,23 @@ def execute(plan: Plan) -> dict[str, Any] | None:
     plan.out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(plan.out / SUMMARY, json.dumps(summary, indent=1))
     return summary
+
+
+def _launched(plan: Plan, train: Any) -> list[dict[str, Any]]:
+    """The runs of ``plan`` side by side on its launcher (``--jobs N``, ``--launcher``; nn/train/launch), their
+    results in order; RunsFailed (after every run has ended) when some failed."""
+    tasks = [
+        Task(str(path), partial(train, resume=plan.resume and runfiles.has_checkpoint(path), given=plan.given,
+                                plugins=plan.plugins, allow_changed=plan.allow_changed),
+             (replace(cfg, device=plan.launcher.device) if plan.launcher.device else cfg, path))
+        for cfg, path in plan.configs
+    ]  # fmt: skip
+    outcomes = run_tasks(plan.launcher, tasks, desc="train", progress=plan.fields.get("progress", True),
+                         folder=plan.out)  # fmt: skip
+    failed = [o.key for o in outcomes if not o.ok]
+    if failed:
+        raise RunsFailed(failed, len(outcomes))
+    return [o.value for o in outcomes]
 
 
 def _lr_grid(params: dict[str, Any], seeds: list[int] | None) -> list[float] | None:

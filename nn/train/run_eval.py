@@ -65,9 +65,12 @@ def evaluate_run(
     samples: int = 512,
     threshold: float | None = None,
     protocol: str = "prefix",
+    plugins: tuple[str, ...] = (),
+    allow_changed: bool = False,
 ) -> dict[str, Any]:
-    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}."""
-    model, task, cfg = load_run(run)
+    """``fsa2rnn eval RUN``: {lengths, token_accuracy, sequence_accuracy, scaled_accuracy, …, l_max, l_max_capped}.
+    ``plugins``, ``allow_changed``: a run of a plug-in (config.py ``load_run``)."""
+    model, task, cfg = load_run(run, plugins=plugins, allow_changed=allow_changed)
     if threshold is None:
         threshold = 0.9 if protocol == "brandoit" and model.config.layer != "nfsm" else 1.0
     train_max = cfg.train_lengths(task)[1]

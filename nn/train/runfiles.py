@@ -43,31 +43,56 @@ def has_checkpoint(out: Path) -> bool:
     return (out / MODEL).is_file()
 
 
+def read_text(path: Path) -> str:
+    """The text of a run's file; SpecError naming it when it cannot be read or is not UTF-8 (a damaged file: what
+    fsa2rnn writes is ASCII JSON)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SpecError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{str(path)!r} is damaged: byte {exc.start} is not UTF-8 text") from None
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value of a run's file; SpecError naming it (unreadable, not UTF-8, empty, not JSON)."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        if not text.strip():
+            raise SpecError(f"{str(path)!r}: the file is empty") from None
+        raise SpecError(f"{str(path)!r} is damaged: not valid JSON") from None
+
+
 def read_run_fields(run: Path) -> dict[str, Any]:
     """The TrainConfig fields stored in RUN/config.json, as a dict (no torch); SpecError if unreadable."""
     path = Path(run) / CONFIG
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise SpecError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        empty = path.is_file() and not path.read_bytes().strip()
-        raise SpecError(f"{str(path)!r}: {'the file is empty' if empty else 'not valid JSON'}") from None
+    data = read_json(path)
     if not isinstance(data, dict) or data.get("format") != RUN_FORMAT or not isinstance(data.get("train"), dict):
         raise SpecError(f"{str(path)!r}: not an fsa2rnn training run (format {RUN_FORMAT!r})")
     return data["train"]
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped)."""
+    """The records of a metrics.jsonl (a torn last line, from a killed run, is dropped); SpecError naming the file
+    when it is not UTF-8 or a line before the last is not JSON (a damaged file, which a resumed run would carry on).
+    """
     if not path.exists():
         return []
     out = []
-    for line in path.read_text().splitlines():
+    lines = read_text(path).splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+        except (json.JSONDecodeError, RecursionError):
+            if i == len(lines) - 1:
+                continue
+            raise SpecError(f"{str(path)!r} is damaged: line {i + 1} is not a JSON record") from None
         if isinstance(rec, dict) and isinstance(rec.get("step"), int):
             out.append(rec)
     return out
@@ -104,7 +129,9 @@ __all__ = [
     "RUN_FORMAT",
     "check_run_dir",
     "holds_run",
+    "read_json",
     "read_metrics",
+    "read_text",
     "read_run_fields",
     "stream_seed",
 ]

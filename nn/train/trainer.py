@@ -28,7 +28,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ...fsa import progress
+from ...fsa import progress, signals
 from ...fsa.errors import Interrupted, SpecError
 from ...fsa.io import atomic_write_text
 from ..layers.nfsm import NFSM
@@ -36,7 +36,15 @@ from ..limits import check_train
 from ..model import SequenceModel
 from ..tasks import Batch, Task
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import TrainConfig, head_family_of, model_config, read_run_record, run_record, task_of
+from .config import (
+    TrainConfig,
+    check_run_plugin,
+    head_family_of,
+    model_config,
+    read_run_record,
+    run_record,
+    task_of,
+)
 from .distributed import World, all_sum, barrier, close_world, init_world, set_rows, use_global_batch_randomness
 from .init_from import init_architecture, load_init
 from .objectives import (
@@ -51,10 +59,11 @@ from .objectives import (
 )
 from .plots import plot_curves, run_title
 from .run_eval import evaluate_run_model
-from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, stream_seed
+from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, read_text, stream_seed
 from .runfiles import DATA as _DATA
 from .runfiles import NOISE as _NOISE
 from .runfiles import VAL as _VAL
+from .runlock import run_lock
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -90,11 +99,13 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, 
 
 
 class StopRequest:
-    """Ctrl-C (SIGINT) and SIGTERM set :attr:`requested` instead of interrupting a step halfway; a second Ctrl-C
-    interrupts at once. The previous handlers come back with :meth:`restore`. Outside the main thread: inert."""
+    """Ctrl-C (SIGINT) and SIGTERM set :attr:`requested` (and :attr:`signum`) instead of interrupting a step
+    halfway; a second Ctrl-C interrupts at once. The previous handlers come back with :meth:`restore`. Outside the
+    main thread: inert."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum = int(signal.SIGINT)
         self.previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -102,8 +113,8 @@ class StopRequest:
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested = True
+            raise signals.Stopped(signum)
+        self.requested, self.signum = True, int(signum)
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
@@ -114,14 +125,32 @@ class StopRequest:
 class Prepared:
     """Everything a run needs that can be checked before any file is written or any step is taken."""
 
-    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool, given: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        out: str | Path,
+        *,
+        resume: bool,
+        given: set[str] | None = None,
+        plugins: tuple[str, ...] = (),
+        allow_changed: bool = False,
+    ) -> None:
+        """``plugins``: the plug-in import paths the command line named (a resumed run's recorded plug-in is
+        imported only if named there or installed; nn/plugins.py), ``allow_changed``: accept a changed plug-in
+        source on resume."""
         self.task: Task = task_of(cfg)
         cfg = init_architecture(cfg, self.task, given)  # with --init-from, the compiled model's architecture
         self.cfg, self.out, self.resume = cfg, Path(out), resume
         self.lengths = cfg.train_lengths(self.task)
         check_train(cfg.to_dict(), self.lengths[1])  # tokens per step, activations, attention: before any tensor
+        stored = None
+        if resume and has_checkpoint(self.out) and (self.out / CONFIG).exists():
+            stored = read_run_record(read_text(self.out / CONFIG), str(self.out / CONFIG))
+            check_run_plugin(stored[1], repr(str(self.out)), plugins, allow_changed)  # before any import
         self.mcfg = model_config(cfg, self.task)
-        SequenceModel.from_config(self.mcfg)  # a bad architecture fails here
+        if stored is not None and allow_changed and stored[1].plugin and self.mcfg.plugin:
+            self.mcfg.plugin = stored[1].plugin  # the run keeps its record; the change was accepted
+        SequenceModel.from_config(self.mcfg).check_plugin()  # a bad architecture or plug-in fails here
         self.task.sample(2, self.lengths, torch.Generator().manual_seed(0))  # a length the task refuses fails here
         if cfg.device.startswith("cuda") and not torch.cuda.is_available():
             raise SpecError(f"--device {cfg.device}: no CUDA device is available")
@@ -134,15 +163,11 @@ class Prepared:
         if has_checkpoint(self.out):
             if not resume:
                 raise SpecError(f"{str(self.out)!r} holds a training run; pass --resume to continue it")
-            stored, _ = (
-                read_run_record((self.out / CONFIG).read_text(), str(self.out / CONFIG))
-                if (self.out / CONFIG).exists()
-                else (None, None)
-            )
             if stored is not None:
-                diff = stored.differences(cfg)
+                diff = stored[0].differences(cfg)
                 if diff:
                     raise SpecError(f"--resume: {str(self.out)!r} was started with other settings ({'; '.join(diff)})")
+            read_metrics(self.out / METRICS)  # a damaged record is refused here, before anything is written
             if (self.out / MODEL).exists():
                 self.header, self.tensors = load_checkpoint(self.out / MODEL)
                 if self.header.get("model") != self.mcfg.to_dict():
@@ -150,27 +175,36 @@ class Prepared:
 
 
 def train(
-    cfg: TrainConfig, out: str | Path, *, resume: bool = False, given: set[str] | None = None
+    cfg: TrainConfig,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    given: set[str] | None = None,
+    plugins: tuple[str, ...] = (),
+    allow_changed: bool = False,
 ) -> dict[str, Any] | None:
     """Train (or resume) the run in ``out``; the result dict (rank 0; None on the other ranks).
 
     Ctrl-C (or SIGTERM) during training finishes the step under way, writes a checkpoint at it and raises
     :class:`Interrupted`; ``resume=True`` then continues exactly as if the run had not stopped (module docstring).
-    A run stopped before its first step leaves nothing behind."""
-    prep = Prepared(cfg, out, resume=resume, given=given)
-    world = init_world(cfg.device)
-    try:
-        if world.size > 1 and cfg.batch % world.size:
-            raise SpecError(f"--batch {cfg.batch} is not divisible by the {world.size} processes")
-        result = _Trainer(prep, world).run()
-    finally:
-        close_world(world)
-    if not world.main:
-        return None
-    try:
-        return finish(prep, result)
-    except KeyboardInterrupt:
-        raise Interrupted(f"stopped during the evaluation of {str(prep.out)!r}; the trained model is saved") from None
+    A run stopped before its first step leaves nothing behind. The run's lock is held throughout (runlock.py): a
+    second writer of ``out`` is refused, naming this process."""
+    prep = Prepared(cfg, out, resume=resume, given=given, plugins=plugins, allow_changed=allow_changed)
+    with run_lock(prep.out):
+        world = init_world(cfg.device)
+        try:
+            if world.size > 1 and cfg.batch % world.size:
+                raise SpecError(f"--batch {cfg.batch} is not divisible by the {world.size} processes")
+            result = _Trainer(prep, world).run()
+        finally:
+            close_world(world)
+        if not world.main:
+            return None
+        try:
+            return finish(prep, result)
+        except KeyboardInterrupt as exc:
+            raise Interrupted(f"stopped before {str(prep.out)!r} was evaluated; the trained model is saved",
+                              signum=signals.signal_of(exc)) from None  # fmt: skip
 
 
 class _Trainer:
@@ -333,6 +367,7 @@ class _Trainer:
         return loss * self.world.size, stats
 
     def _train_step(self) -> tuple[torch.Tensor, int, int]:
+        signals.at("step")
         step = self.step
         torch.manual_seed(stream_seed(self.cfg.seed, _NOISE, step))
         batch, n_global, n_tokens = self._batch(step)
@@ -408,14 +443,15 @@ class _Trainer:
             return stop.requested
         return float(all_sum(torch.tensor([float(stop.requested)], dtype=torch.float64), self.world)[0]) > 0
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, stop: StopRequest) -> None:
         """Checkpoint at the current step and raise :class:`Interrupted` (nothing is kept before the first step)."""
+        signum = stop.signum
         if self.step == 0:
             raise Interrupted(f"stopped before the first step of {str(self.out)!r}; nothing was kept",
-                              self.world.main)  # fmt: skip
+                              self.world.main, signum)  # fmt: skip
         self._checkpoint()
         raise Interrupted(f"stopped at step {self.step} of {self.cfg.steps}; checkpoint written to "
-                          f"{str(self.out / MODEL)!r}", self.world.main)  # fmt: skip
+                          f"{str(self.out / MODEL)!r}", self.world.main, signum)  # fmt: skip
 
     def _discard_unstarted(self) -> None:
         """Remove the files of a run that never reached a checkpoint, so that it blocks no rerun."""
@@ -443,10 +479,15 @@ class _Trainer:
     # ------------------------------------------------------------------ the loop
     def run(self) -> dict[str, Any]:
         cfg = self.cfg
-        self._start_files()
-        barrier(self.world)
+        metrics, bar = None, None
+        try:
+            self._start_files()
+            signals.at("setup")
+            barrier(self.world)
+        except BaseException:
+            self._discard_unstarted()
+            raise
         metrics = open(self.out / METRICS, "a") if self.world.main else None  # noqa: SIM115
-        bar = None
         if self.world.main and cfg.progress and not self.finished:
             bar = progress.bar(cfg.steps, "train", initial=self.step, unit="step")
         tokens, t0 = 0, time.perf_counter()
@@ -454,7 +495,7 @@ class _Trainer:
         try:
             while self.step < cfg.steps and not self.finished:
                 if self._stop_requested(stop):
-                    self._interrupt()
+                    self._interrupt(stop)
                 stats, n_global, toks = self._train_step()
                 tokens += toks
                 s = self.step
@@ -509,6 +550,7 @@ class _Trainer:
 def finish(prep: Prepared, result: dict[str, Any]) -> dict[str, Any]:
     """Rank 0 after training: evaluate, write eval.json and curves.png, return the run's summary."""
     model, cfg, out = result["model"], prep.cfg, prep.out
+    signals.at("evaluation")
     if not result["last"]:
         result["last"] = (read_metrics(out / METRICS) or [{}])[-1]
     ev = evaluate_run_model(model, prep.task, cfg, prep.lengths)

@@ -6,6 +6,7 @@ so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,9 +23,12 @@ from ...fsa.errors import ModelFileError
 from ...nn.model import SequenceModel
 from ...nn.train.config import TrainConfig, load_run
 from ...nn.train.trainer import train
-from .. import extract as ex
+from ..extract import extract_and_compare
 from ..verify import verify_model
 from .claims import require
+
+#: the extraction module, through which the checks call (a check of the check patches its functions there)
+ex = sys.modules[extract_and_compare.__module__]
 
 
 def near_miss(automaton: Automaton) -> Automaton:

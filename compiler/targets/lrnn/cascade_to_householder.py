@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....fsa import holonomy_decomposition
 from ....fsa.automaton import Automaton
 from ....fsa.errors import ConstructionError, LimitExceededError
 from . import gh
@@ -24,8 +25,6 @@ MAX_LAYER_ENTRIES = 2 * 10**7
 
 def decompose(automaton: Automaton):
     """The holonomy cascade of the automaton (fsa.holonomy_decomposition, emulation verified)."""
-    from ....fsa import holonomy_decomposition
-
     return holonomy_decomposition(automaton)
 
 

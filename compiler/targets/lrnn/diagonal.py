@@ -29,6 +29,7 @@ import numpy as np
 
 from ....fsa.automaton import Automaton
 from ....fsa.errors import ConstructionError, LimitExceededError
+from ....fsa.group_series import group_cascade, non_abelian_factors
 from ....fsa.permutation_rep import abelian_characters, noncommuting_pair, orbit_characters
 from ...model import CompiledModel, resolve_initial
 from .cascade_to_householder import decompose, level_rows
@@ -149,8 +150,6 @@ def _cascade(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np
 
 
 def _series(automaton: Automaton, q0: int) -> tuple[list[DiagonalLayerSpec], np.ndarray, np.ndarray, dict]:
-    from ....fsa.group_series import group_cascade, non_abelian_factors
-
     bad = non_abelian_factors(automaton)
     if bad:
         where = "transition group" if automaton.is_group_automaton else "holonomy groups"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ....fsa import holonomy_decomposition
 from ....fsa.automaton import Automaton
 from ....fsa.errors import ConstructionError, FsaError, LimitExceededError, SpecError
 from ....fsa.permutation_rep import faithful_permutation_representation
@@ -99,8 +100,6 @@ def cascade_plan(a: Automaton, *, max_cost: int | None = None) -> NFSMPlan:
     Layer i's keys are all (symbol, indices of the levels above): |Σ|·Π_{j<i} n_j of them, at most
     :data:`MAX_CASCADE_KEYS`. With ``max_cost``, a cascade needing at least that many logits per step is refused.
     """
-    from ....fsa import holonomy_decomposition
-
     cascade = holonomy_decomposition(a)
     dims = [int(level.n_points) for level in cascade.levels]
     cost = sum(d * d for d in dims)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....fsa.errors import PluginError, SpecError
+from ....fsa.lazy import lazy_getattr
 from ....fsa.registry import Registry
 from .base import Job, Reproduction
 
@@ -48,4 +49,7 @@ def get_reproduction(name: str) -> Reproduction:
     return REPRODUCTIONS.get(name)()
 
 
-__all__ = ["REPRODUCTIONS", "Job", "Reproduction", "get_reproduction", "register_reproduction"]
+#: the runner (training, the table) is loaded on first use: the registry stays light for `fsa2rnn reproduce --help`
+__getattr__ = lazy_getattr(__name__, {"reproduce": ("runner", "reproduce"), "prepare": ("runner", "prepare")})
+
+__all__ = ["REPRODUCTIONS", "Job", "Reproduction", "get_reproduction", "prepare", "register_reproduction", "reproduce"]

@@ -10,6 +10,7 @@ the authors' setup that remain at a scale.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -19,9 +20,13 @@ from typing import Any
 from ....fsa.errors import SpecError
 from ....fsa.registry import did_you_mean
 from ...limits import parse_seeds
+from ...plugins import FLA, check_ref, is_ref
+from ..presets import ARCH_FLAGS
 from .tables import plot_table, table_markdown
 
 SCALES = ("tiny", "small", "medium", "paper")
+#: the arm of a plug-in's row in a table whose arms are settings of the built-in layers (an eigenvalue range)
+PLUGIN_ARM = "-"
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,37 @@ class Reproduction:
         """The paper's value beside a cell (None where the paper reports no such cell)."""
         return self.paper.get((task, model))
 
+    def plugin_jobs(
+        self, scale: str, tasks: list[str], refs: list[str], arms: list[str], seeds: list[int],
+        model_args: dict[str, Any] | None = None,
+    ) -> list[Job]:  # fmt: skip
+        """The runs of plug-ins (``--models package.module:Name``) beside the table's models: the jobs of the table's
+        first model at the scale (width, depth, steps, lr grid, seeds, L_max protocol), with the built-in layers'
+        flags (nn/train/presets.py ARCH_FLAGS) dropped, ``model_args`` given, and one arm, :data:`PLUGIN_ARM` (fla's
+        layers keep every arm and its eigenvalue range)."""
+        out: list[Job] = []
+        for ref in refs:
+            fla = ref.split(":")[0] == FLA
+            for job in self.jobs(scale, tasks, [self.models[0]], arms if fla else arms[:1], seeds):
+                cfg = {k: v for k, v in job.config.items() if k not in ARCH_FLAGS or (fla and k == "eig")}
+                cfg["model"] = ref
+                if model_args:
+                    cfg["model_args"] = dict(model_args)
+                out.append(dataclasses.replace(job, model=ref, arm=job.arm if fla else PLUGIN_ARM, config=cfg))
+        return out
+
+    def all_jobs(
+        self, scale: str, tasks: list[str], models: list[str], arms: list[str], seeds: list[int],
+        model_args: dict[str, Any] | None = None,
+    ) -> list[Job]:  # fmt: skip
+        """:meth:`jobs` of the table's models and :meth:`plugin_jobs` of the plug-ins among ``models``."""
+        builtin = [m for m in models if not is_ref(m)]
+        refs = [m for m in models if is_ref(m)]
+        if model_args and not refs:
+            raise SpecError("--model-args applies to a plug-in in --models (package.module:Name)")
+        jobs = self.jobs(scale, tasks, builtin, arms, seeds) if builtin else []
+        return jobs + self.plugin_jobs(scale, tasks, refs, arms, seeds, model_args)
+
     def unavailable(self, job: Job) -> str | None:
         """Why a job cannot run in this build (e.g. a layer that is not there), or None."""
         return None
@@ -92,7 +128,13 @@ class Reproduction:
         if scale not in self.scales:
             raise SpecError(f"--scale must be one of {', '.join(self.scales)} for {self.name}, got {scale!r}")
         chosen_tasks = _pick(tasks, self.tasks, "--tasks", self.name, aliases=lambda: self.task_aliases(scale))
-        chosen_models = _pick(models, self.models, "--models", self.name)
+        refs = [check_ref(m.strip()) for m in (models or "").split(",") if is_ref(m.strip())]
+        rest = ",".join(m.strip() for m in (models or "").split(",") if m.strip() and not is_ref(m.strip()))
+        if models is None or rest:
+            chosen_models = _pick(models if models is None else rest, self.models, "--models", self.name)
+        else:
+            chosen_models = []
+        chosen_models += list(dict.fromkeys(refs))
         chosen_arms = _pick(arm, self.arms, "--arm", self.name)
         if seeds is None:
             chosen_seeds = list(self.seeds)

@@ -4,7 +4,7 @@ setups, trained at length 32 (4 tokens per transition: 64, Fig. 4's caption).
 
 Variants (App. E.2.1): ``S5`` (all 120 elements), ``swaps`` (identity and transpositions), ``s3`` (permutations of
 at most 3 elements), ``tokens4`` (4 tokens per transition: the element then 3 special tokens, the target lagged by
-3 tokens — the layout of the authors' data code, checked in tests/test_tasks.py). Every job's settings come from
+3 tokens — the layout of the authors' data code, checked in tests/nn/test_tasks.py). Every job's settings come from
 the ``grazzi-s5`` preset at the requested scale; the arm is the eigenvalue range (``0..1``, ``-1..1``). The paper's
 figure is an image: its findings stand beside the cells in words (§5.2's text).
 """

@@ -1,57 +1,115 @@
 """Run a reproduction: every job as an ordinary training run under DIR/runs/, then DIR/table.json, DIR/table.md and
 DIR/plot.png. Resumable: a job whose run holds DIR/runs/NAME/reproduce.json is read back, an interrupted one resumed
-from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing."""
+from its checkpoint; ``--table-only`` writes the table of the finished runs and trains nothing.
+
+Every record already in DIR is read and checked before anything is trained or written (:func:`read_record`: a
+damaged one is refused in one line naming its file), the table and its Markdown are made in memory before either is
+written, and SIGINT/SIGTERM are held off while the three files are written (fsa2rnn.fsa.signals.deferred), so that
+DIR never holds a table.json and a table.md that disagree.
+
+The runs still to train go to a launcher (nn/train/launch: this process, a local pool, SLURM or Ray); one that fails
+is recorded as failed and retried by the next invocation."""
 
 from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ....fsa import signals
 from ....fsa.errors import SpecError
 from ....fsa.io import atomic_write_text, output_directory
-from ....fsa.progress import bar as progress_bar
-from ....fsa.progress import quiet
-from ..runfiles import EVAL
+from ..launch import Launcher, Task, run_tasks
+from ..runfiles import EVAL, read_json
 from .base import Job, Reproduction
 
 RECORD = "reproduce.json"
 TABLE_FORMAT = "fsa2rnn.reproduction/1"
+#: DIR/failed/NAME.txt: the traceback of a run that failed (removed when it finishes)
+FAILED = "failed"
 
 
 def prepare(rep: Reproduction, scale: str, out: Path, jobs: list[Job], *, table_only: bool = False) -> None:
     """Every check before any run starts: the output directory and every job's configuration (``table_only``: that
-    DIR holds runs to read back)."""
+    DIR holds runs to read back). The records are read before torch is imported."""
+    output_directory(out)
+    signals.at("imports")
+    if table_only and not (out / "runs").is_dir():
+        raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
+    for job in jobs:  # every record, before anything is trained or rewritten
+        if (out / "runs" / job.name / RECORD).is_file():
+            read_record(rep, scale, job, out / "runs" / job.name / RECORD)
+    if table_only:
+        return
     from ..config import TrainConfig
     from ..trainer import Prepared
 
-    output_directory(out)
-    if table_only:
-        if not (out / "runs").is_dir():
-            raise SpecError(f"--table-only: {str(out)!r} holds no runs (DIR/runs/ is missing)")
-        return
     for job in jobs:
         if rep.unavailable(job) is None:
-            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True)
+            Prepared(TrainConfig(**job.config, seed=job.seed, progress=False), out / "runs" / job.name, resume=True,
+                     plugins=_named(job))  # fmt: skip
 
 
-def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True) -> dict[str, Any]:
-    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
-    with ``train_missing`` False, records it as not run)."""
-    from ..config import TrainConfig
-    from ..trainer import train
+def read_record(rep: Reproduction, scale: str | None, job: Job, path: Path) -> dict[str, Any]:
+    """The record of a finished job read back from ``path``, checked: a JSON object of this job, done, whose figures
+    make a table cell and its Markdown (at ``scale``; None: any of the table's, whose notes do not depend on the
+    record); SpecError naming the file otherwise (damaged, not UTF-8, another job's)."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("job"), dict) or data.get("status") != "done":
+        problem = "not the record of a finished run"
+    elif data["job"] != _job_dict(job):
+        problem = f"the record of another run ({', '.join(f'{k} {v}' for k, v in data['job'].items())})"
+    else:
+        try:
+            rep.markdown(build_table(rep, scale or rep.scales[-1], [job], [data]))
+            problem = None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            problem = "its figures are missing or malformed"
+    if problem:
+        raise SpecError(f"{str(path)!r} is damaged: {problem}; remove it to run the job again")
+    return data
 
+
+def finished(
+    rep: Reproduction, job: Job, out: Path, *, train_missing: bool = True, scale: str | None = None
+) -> dict[str, Any] | None:
+    """The record of a job that needs no training — finished (its reproduce.json read back and checked),
+    unavailable in this build, or not run under ``--table-only`` — or None: it must train."""
     run = out / "runs" / job.name
     if (run / RECORD).is_file():
-        return json.loads((run / RECORD).read_text())
+        return read_record(rep, scale, job, run / RECORD)
     why = rep.unavailable(job)
     if why is None and not train_missing:
         why = "not finished in DIR (--table-only trains nothing)"
     if why is not None:
         return {"job": _job_dict(job), "status": "not run", "reason": why}
+    return None
+
+
+def run_job(
+    rep: Reproduction,
+    job: Job,
+    out: Path,
+    *,
+    train_missing: bool = True,
+    scale: str | None = None,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """The job's record (figures of :meth:`Reproduction.result`, wall time); trains it unless it is finished (or,
+    with ``train_missing`` False, records it as not run). Any launcher's worker calls this (nn/train/launch);
+    ``device``: where the run trains, for a launcher that grants each run a GPU (default: the job's, the CPU)."""
+    from ..config import TrainConfig
+    from ..trainer import train
+
+    known = finished(rep, job, out, train_missing=train_missing, scale=scale)
+    if known is not None:
+        return known
+    run = out / "runs" / job.name
     t0 = time.perf_counter()
-    summary = train(TrainConfig(**job.config, seed=job.seed, progress=False), run, resume=True)
+    config = {**job.config, **({"device": device} if device else {})}
+    summary = train(TrainConfig(**config, seed=job.seed, progress=False), run, resume=True, plugins=_named(job))
     seconds = time.perf_counter() - t0
     evaluation = json.loads((run / EVAL).read_text())
     record = {
@@ -66,24 +124,57 @@ def run_job(rep: Reproduction, job: Job, out: Path, *, train_missing: bool = Tru
 
 
 def reproduce(
-    rep: Reproduction, scale: str, jobs: list[Job], out: Path, *, progress: bool = True, table_only: bool = False
+    rep: Reproduction,
+    scale: str,
+    jobs: list[Job],
+    out: Path,
+    *,
+    progress: bool = True,
+    table_only: bool = False,
+    launcher: Launcher | None = None,
 ) -> dict[str, Any]:
-    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: a bar over the
+    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: one line over the
     runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``). ``table_only``: train nothing, the table of
-    the runs already finished in ``out`` (the others "not run")."""
+    the runs already finished in ``out`` (the others "not run"). ``launcher``: where the runs train (nn/train/launch;
+    default: this process, in turn). A run that fails is reported (``failed: DIR/runs/NAME: …``, its traceback in
+    DIR/failed/NAME.txt) and recorded with status "failed"; the others go on, and the next invocation retries it."""
     out.mkdir(parents=True, exist_ok=True)
-    records = []
-    show = progress and not quiet() and not table_only
-    with progress_bar(len(jobs), rep.name, unit="run", disable=not show) as bar:
-        for job in jobs:
-            bar.set_postfix_str(job.name, refresh=True)
-            records.append(run_job(rep, job, out, train_missing=not table_only))
-            bar.update(1)
-    table = build_table(rep, scale, jobs, records)
-    atomic_write_text(out / "table.json", json.dumps(table, indent=1))
-    atomic_write_text(out / "table.md", rep.markdown(table))
-    rep.plot(table, out / "plot.png")
+    records = [finished(rep, job, out, train_missing=not table_only, scale=scale) for job in jobs]
+    todo = [i for i, r in enumerate(records) if r is None]
+    launcher = launcher or Launcher()
+    work = partial(run_job, scale=scale, device=launcher.device)
+    tasks = [Task(str(out / "runs" / jobs[i].name), work, (rep, jobs[i], out)) for i in todo]
+    times = [r.get("seconds", 0.0) for r in records if r is not None and r.get("status") == "done"]
+    outcomes = run_tasks(launcher, tasks, desc=rep.name, done=len(jobs) - len(todo), total=len(jobs),
+                         seconds=times, progress=progress and not table_only, folder=out)  # fmt: skip
+    for i, result in zip(todo, outcomes):
+        trace = out / FAILED / f"{jobs[i].name}.txt"
+        if result.ok:
+            records[i] = result.value
+            trace.unlink(missing_ok=True)
+        else:
+            records[i] = {"job": _job_dict(jobs[i]), "status": "failed", "run": str(Path("runs") / jobs[i].name),
+                          "reason": result.error}  # fmt: skip
+            trace.parent.mkdir(exist_ok=True)
+            atomic_write_text(trace, result.detail or result.error or "")
+    table = build_table(rep, scale, jobs, [r for r in records if r is not None])
+    text, markdown = json.dumps(table, indent=1), rep.markdown(table)
+    with signals.deferred():  # the three files together, or (killed) the old ones
+        atomic_write_text(out / "table.json", text)
+        signals.at("table")
+        atomic_write_text(out / "table.md", markdown)
+        rep.plot(table, out / "plot.png")
     return table
+
+
+def failed_runs(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of the table's runs that failed (status "failed")."""
+    return [r for c in table["cells"] for r in c["seeds"] if r.get("status") == "failed"]
+
+
+def _named(job: Job) -> tuple[str, ...]:
+    """A plug-in job's import path: named on the command line (``--models``), so its runs may import it."""
+    return (job.model,) if ":" in job.model else ()
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
