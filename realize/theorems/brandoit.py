@@ -731,8 +731,6 @@ def _close_second_best(model, gap: float):
     """The NFSM module of ``model`` with one table row's second-best logit ``gap`` below its best (key 0 of the first
     layer, index 0 of its first head: one weight changed; the argmax, hence the tables, unchanged), every other
     row as compiled (all non-best logits equal)."""
-    from ...nn import load_model
-
     module = load_model(model)
     layer = module.layers[0]
     d = layer.heads[0]

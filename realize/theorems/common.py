@@ -6,6 +6,7 @@ so that the registry runs exactly the code a user's ``fsa2rnn verify`` would."""
 
 from __future__ import annotations
 
+import copy
 import sys
 import tempfile
 import time
@@ -44,8 +45,6 @@ def near_miss(automaton: Automaton) -> Automaton:
 def ulp_near_misses(model: CompiledModel) -> list[tuple[str, CompiledModel]]:
     """The smallest changes of the weights: per float tensor of the model, the copy with its first nonzero entry
     moved up by one ulp (``np.nextafter``), named ``tensor[index]``."""
-    import copy
-
     out = []
     for name in sorted(model.tensors):
         t = np.asarray(model.tensors[name])
@@ -163,8 +162,6 @@ def default_kernel_deviation(model: Any, symbol: int, *, length: int) -> float:
     """The largest relative difference between ``model``'s logits along symbol^length computed by the kernels the
     library runs by default (every layer's ``impl`` as built, "auto") and by the sequential references
     (``impl="naive"``), both in float64: one call, so the default kernel's own time chunks hand their state on."""
-    import copy
-
     fast, ref = copy.deepcopy(model).double().eval(), copy.deepcopy(model).double().eval()
     for block in ref.blocks:
         block.layer.impl = "naive"

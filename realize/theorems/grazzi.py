@@ -537,8 +537,6 @@ def _transition_is_the_forwards_map(name: str, args: dict, *, d_model: int, n_in
     """A DeltaNet/DeltaProduct layer's ``transition(x)`` is the linear map its forward applies to the state: one
     token x from two random states S, S′ (no convolution history) gives S₁ − S₁′ = A(x)(S − S′), the forward run by
     the layer's default kernel (``impl="auto"``: the chunked torch path on CPU). The largest deviation."""
-    from ...nn.layers import build_layer
-
     torch.manual_seed(seed)
     layer = build_layer(name, d_model, **args).double().eval()
     g = torch.Generator().manual_seed(seed)

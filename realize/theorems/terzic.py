@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...compiler import compile_pdssm
 from ...compiler.targets.pdssm.automaton_to_pdssm import check_pdssm
 from ...fsa.library import resolve_spec
+from .brandoit import _random_automata
 from .claims import Part, checked, require, theorem, verified
 from .common import float_run, near_miss, ulp_near_misses
 
@@ -19,8 +20,6 @@ SRC = "Terzić et al. 2025, PD-SSM (arXiv 2509.22284)"
     "construction",
 )
 def pdssm(thorough: bool) -> list[Part]:
-    from .brandoit import _random_automata
-
     autos = [resolve_spec(s) for s in ("T4", "flipflop", "S5", "regex:(a|b)*abb")] + _random_automata(
         20 if thorough else 5, 2
     )
