@@ -62,7 +62,9 @@ def _plain(value, paths):
 
 def _same(got, want, where="") -> None:
     if isinstance(want, float) and isinstance(got, (int, float)):
-        assert math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9), f"{where}: {got} != {want}"
+        # float32 figures (a margin is a difference of logits of size ~1) move by a few float32 ulps with the order in
+        # which the kernels sum (thread count, the CPU's vector width): 8 ulps of 1 absolute, 1e-5 relative
+        assert math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6), f"{where}: {got} != {want}"
     elif isinstance(want, dict):  # a later build may report more keys; the recorded ones keep their figures
         assert isinstance(got, dict) and set(want) <= set(got), f"{where}: keys {sorted(want)} not in {sorted(got)}"
         for k in want:
