@@ -17,15 +17,13 @@ from typing import Any
 from ....fsa.errors import SpecError
 from ....fsa.plotting import pyplot
 from ..presets import get_preset
-from .base import Job, Reproduction
+from .base import Job, Reproduction, cell_config, preset_job
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
 from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 PRESET = "grazzi-s5"
 #: the table's variant → fsa2rnn task
 TASKS = {"S5": "grazzi:S5", "swaps": "grazzi:S5:swaps", "s3": "grazzi:S5:s3", "tokens4": "grazzi:S5:tokens4"}
-#: Fig. 4's training length per variant (its caption: 32, and 64 for 4 tokens per transition)
-TRAIN_LENGTH = {"tokens4": 64}
 #: §5.2's findings per variant (Fig. 4 is an image; best of 3 seeds, 100 epochs of 1.6M words)
 PAPER = {
     "swaps": "DeltaNet [−1, 1] with one layer learns the task fully; DeltaNet [0, 1] with 5 layers generalizes just "
@@ -37,8 +35,6 @@ PAPER = {
     "S5": "all models have sequence accuracy 0 before length 30",
 }
 MAMBA_FINDING = "Mamba performs poorly on every setup, with either eigenvalue range"
-#: the tiny scale (the test suite's check of the pipeline): the small preset cut to a few steps and words
-TINY = dict(steps=4, batch=8, val_every=2, val_samples=8, samples=16, cap=64)
 
 
 class GrazziS5(Reproduction):
@@ -55,27 +51,21 @@ class GrazziS5(Reproduction):
         for task in tasks:
             for model in models:
                 for arm in arms:
-                    cfg = self.config(scale, task, model, arm)
-                    out += [Job(task, model, arm, s, cfg) for s in seeds]
+                    self.config(scale, task, model, arm)  # the scale checked
+                    out += preset_job(task, model, arm, seeds, PRESET, scale, self.flags(task, model, arm))
         return out
 
+    def flags(self, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The ``fsa2rnn train --preset grazzi-s5`` flags of a cell: the variant's task, the model and its eigenvalue
+        range; the training length of 4 tokens per transition (64) is the preset's, per task."""
+        return {"task": TASKS[task], "model": model, "eig": EIG[arm]}
+
     def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
-        """The grazzi-s5 preset's settings at the scale (tiny: the small preset cut down), the variant's task and
-        training length (its evaluation lengths scaled with it), the model and its eigenvalue range."""
+        """The cell's TrainConfig fields: those of ``fsa2rnn train TASK --preset grazzi-s5 --scale S``."""
         try:
-            cfg = get_preset(PRESET).settings("small" if scale == "tiny" else scale, model)
+            return cell_config(PRESET, scale, self.flags(task, model, arm))
         except SpecError as err:
             raise SpecError(f"{self.name} --scale {scale}: the {PRESET} preset has no such scale ({err})") from None
-        cfg.update(task=TASKS[task], model=model, eig=EIG[arm], preset=PRESET, scale=scale)
-        if task in TRAIN_LENGTH:
-            n = TRAIN_LENGTH[task]
-            low = int(cfg["train_length"].split("..")[0])
-            cfg["train_length"] = f"{n}..{n}"
-            cfg["eval_lengths"] = [x * n // low for x in cfg["eval_lengths"]]
-            cfg["cap"] = max(cfg["cap"], 2 * max(cfg["eval_lengths"]))
-        if scale == "tiny":
-            cfg.update(TINY, eval_lengths=cfg["eval_lengths"][:2])
-        return cfg
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         return {"aggregate": MAMBA_FINDING if model == "mamba" else PAPER[task]}

@@ -3,9 +3,9 @@ Table 3 (best of 3 seeds) and App. E.1 Table 5 (median ± MAD): the scaled accur
 DeltaNet with the eigenvalue range [0, 1] and [−1, 1] on parity and modular arithmetic without and with brackets.
 
 The arm of a job is the eigenvalue range: ``0..1`` or ``-1..1`` (``--arm -1..1``; the run's ``--eig 0,1`` or
-``-1,1``). Every job's settings
-come from the presets (``grazzi-parity``; ``grazzi-modarith`` for both arithmetic tasks) at the requested scale, so
-the presets stay the one source of settings; a scale a preset has no settings for is refused. The learning-rate
+``-1,1``). Every job is the run of ``fsa2rnn train TASK --preset P --scale S --model M --eig E`` (``grazzi-parity``;
+``grazzi-modarith`` for both arithmetic tasks), so the presets stay the one source of settings; a scale a preset has
+no settings for is refused. The learning-rate
 protocol is the paper's (App. E.1.1; fsa2rnn.nn.train.lr_grid): every rate of the grid × every seed, the rate with
 the highest median score chosen, that rate's best seed (Table 3) and median (Table 5) reported — at the scales
 where the grid is affordable (:data:`GRIDS`); elsewhere the preset's one rate.
@@ -26,7 +26,7 @@ from ....fsa.errors import SpecError
 from ....fsa.plotting import pyplot
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
-from .base import Job, Reproduction
+from .base import Job, Reproduction, cell_config, preset_job
 from .tables import TINY_NOTE, heading, notes_block, save_plot
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
@@ -71,8 +71,6 @@ GRIDS: dict[str, tuple[float, ...] | None] = {
     "medium": None,
     "paper": PAPER_GRID,
 }
-#: the tiny scale (the test suite's check of the pipeline): the small preset cut to a few steps and words
-TINY = dict(steps=4, batch=8, val_every=2, val_samples=8, samples=16, eval_lengths=[40, 64], cap=64)
 
 
 @dataclass(frozen=True)
@@ -105,27 +103,25 @@ class GrazziTable3(Reproduction):
             for model in models:
                 for arm in arms:
                     base = self.config(scale, task, model, arm)
-                    for lr in GRIDS[scale] or (base["lr"],):
-                        cfg = {**base, "lr": lr}
-                        out += [GridJob(task, model, arm, s, cfg, lr=lr) for s in seeds]
+                    for lr in GRIDS[scale] or (None,):
+                        flags = {**self.flags(task, model, arm), **({} if lr is None else {"lr": lr})}
+                        out += preset_job(task, model, arm, seeds, TASKS[task][1], scale, flags, GridJob,
+                                          lr=base["lr"] if lr is None else lr)  # fmt: skip
         return out
 
+    def flags(self, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The ``fsa2rnn train --preset`` flags of a cell: the task, the model and its eigenvalue range (``--eig``)."""
+        return {"task": TASKS[task][0], "model": model, "eig": EIG[arm]}
+
     def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
-        """The job's TrainConfig fields: the preset's at the scale (tiny: the small preset cut down), then the
-        table's task, model and eigenvalue range."""
-        fsa_task, preset_name = TASKS[task]
-        preset = get_preset(preset_name)
+        """The cell's TrainConfig fields: those of ``fsa2rnn train TASK --preset P --scale S --model M --eig E``
+        (the preset's rate; a grid job gives its own ``--lr``)."""
+        preset_name = TASKS[task][1]
         try:
-            cfg = preset.settings("small" if scale == "tiny" else scale, model)
+            return cell_config(preset_name, scale, self.flags(task, model, arm))
         except SpecError as err:
             why = f"{self.name} --scale {scale}: the {preset_name} preset has no such scale ({err})"
             raise SpecError(why) from None
-        cfg.update(task=fsa_task, model=model, eig=EIG[arm], preset=preset_name, scale=scale)
-        if task == "modarith_brackets" and cfg.get("labels") == "dense":
-            cfg["labels"] = "answer"  # the bracket task judges only the value at '=' (it offers no dense labels)
-        if scale == "tiny":
-            cfg.update(TINY)
-        return cfg
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         return self.paper.get((task, model, arm))

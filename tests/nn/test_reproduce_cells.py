@@ -1,0 +1,84 @@
+"""One definition of a table cell (issue 32, item 5): every cell of every table, at every scale, is exactly the run
+of ``fsa2rnn train TASK --preset P --scale S`` with the cell's model and arm — its command line read by the train
+command's own parser and resolver (cli/train.py, fsa2rnn.nn.train.run.resolve), not a copy."""
+
+import dataclasses
+import shlex
+
+import pytest
+
+from fsa2rnn.cli.train import train_command
+from fsa2rnn.fsa.errors import SpecError
+from fsa2rnn.nn.train.config import TrainConfig
+from fsa2rnn.nn.train.presets import get_preset
+from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
+from fsa2rnn.nn.train.run import resolve
+
+TABLES = ("brandoit-table1", "grazzi-table3", "grazzi-s5", "dlr-atomic")
+
+
+def _cells(name: str):
+    rep = get_reproduction(name)
+    for scale in rep.scales:
+        try:
+            jobs = rep.jobs(scale, list(rep.tasks), list(rep.models), list(rep.arms), [rep.seeds[0]])
+        except SpecError:  # a scale the table's presets do not have (grazzi-table3 --scale medium: parity)
+            continue
+        yield from ((scale, job) for job in jobs)
+
+
+def _as_train(job) -> TrainConfig:
+    """The TrainConfig that `fsa2rnn train` builds from the job's command line."""
+    argv = shlex.split(job.command())
+    assert argv[:2] == ["fsa2rnn", "train"]
+    ctx = train_command.make_context("train", argv[2:], resilient_parsing=False)
+    fields, seeds = resolve(ctx.params)
+    assert seeds is None
+    return TrainConfig(**{**fields, "progress": False})
+
+
+def test_the_tables_are_registered():
+    assert set(TABLES) <= set(REPRODUCTIONS.names())
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_cell_is_its_train_preset_run(name):
+    seen = set()
+    for scale, job in _cells(name):
+        assert job.preset, f"{name} {scale} {job.name}: a cell not made from a preset"
+        assert job.config["preset"] == job.preset and job.config["scale"] == scale
+        table = TrainConfig(**job.config, seed=job.seed, progress=False)
+        cli = _as_train(job)
+        assert dataclasses.asdict(cli) == dataclasses.asdict(table), f"{name} --scale {scale}: {job.name}"
+        seen.add(scale)
+    assert {"tiny", "small", "paper"} <= seen
+
+
+def test_the_budgets_and_heads_are_the_presets():
+    """The settings that used to live in brandoit-table1 only (issue 32): Z16's and TSO's step budgets, A5's heads,
+    TSO's length and depth, the Mamba⁻ block."""
+    rep = get_reproduction("brandoit-table1")
+    job = {j.cell: j for j in rep.jobs("small", ["Z16", "A5", "TSO3", "S4"], list(rep.models), list(rep.arms), [60])}
+    z16, a5 = job[("Z16", "nfsm", "anchored")], job[("A5", "nfsm", "anchored")]
+    tso, mamba = job[("TSO3", "nfsm", "anchored")], job[("S4", "mamba", "free")]
+    assert z16.config["steps"] == 2000 and job[("Z16", "aussm", "free")].config["steps"] == 2000
+    assert a5.config["head_family"] == "factored:5,12" and a5.config["steps"] == 600
+    assert (tso.config["steps"], tso.config["layers"], tso.config["train_length"]) == (2500, 2, "256..256")
+    pdssm = job[("TSO3", "pdssm", "free")].config
+    assert pdssm["train_length"] == "256..256" and pdssm["steps"] == 2500 and "head_family" not in pdssm
+    assert mamba.config["model"] == "mamba-minus"
+    assert job[("S4", "nfsm-regular", "free")].config["head_family"] == "regular"
+    assert z16.command() == (
+        "fsa2rnn train brandoit:Z16 --preset brandoit --scale small --model nfsm --arm anchored --seed 60 --out RUN"
+    )
+    settings = get_preset("brandoit").settings("small", "nfsm", "brandoit:Z16")
+    assert settings["steps"] == 2000 and settings["arm"] == "anchored" and settings["head_family"] == "regular"
+
+
+def test_tiny_is_over_small_and_keeps_the_task_settings():
+    p = get_preset("brandoit")
+    tiny = p.settings("tiny", "nfsm", "brandoit:TSO3")
+    assert tiny["steps"] == 6 and tiny["layers"] == 2 and tiny["train_length"] == "256..256"
+    assert get_preset("grazzi-s5").settings("tiny", None, "grazzi:S5:tokens4")["eval_lengths"] == [64, 128]
+    with pytest.raises(SpecError, match="has none"):
+        get_preset("grazzi-s5").settings("medium", None)
