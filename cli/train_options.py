@@ -167,7 +167,8 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--scale",),
         dict(
             help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
-            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume)."
+            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume) or tiny (a few steps: "
+            "the smoke test's). With TASK, --model and --arm (or --eig), a reproduction's cell is exactly this run."
         ),
     ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),

@@ -10,7 +10,7 @@ from fsa2rnn.cli.main import main
 from fsa2rnn.nn.tasks.dlr import DLR_TASKS
 from fsa2rnn.nn.train.presets import get_preset
 from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
-from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG, LONG_SHIFT
+from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG_SHIFT
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -33,7 +33,8 @@ def test_jobs_follow_the_dlr_preset():
     att = next(j for j in jobs if (j.task, j.model) == ("mips", "attention"))
     assert att.config["task"] == "dlr:mips" and "state_size" not in att.config
     long = next(j for j in jobs if (j.task, j.model) == (LONG_SHIFT, "dlr-prod"))
-    assert long.config["task"] == "dlr:shift" and long.config["train_length"] == LONG["small"]["train_length"]
+    assert long.config["task"] == "dlr:shift" and long.preset == "dlr-long"
+    assert long.config["train_length"] == get_preset("dlr-long").settings("small", "dlr-prod")["train_length"]
     assert long.config["steps"] == small["steps"]  # every model trains for the same number of steps
 
 

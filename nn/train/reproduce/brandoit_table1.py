@@ -107,6 +107,7 @@ class BrandoitTable1(Reproduction):
     source = "Brandoit et al., length-independent state tracking, §7 Table 1; protocol of the authors' code"
     tasks = TASKS
     models = ("nfsm", "nfsm-regular", *BASELINES)
+    tiny_tasks = ("Z2", "S3")
     arms = ("anchored", "free")
     paper = PAPER
 

@@ -53,6 +53,7 @@ class DLRAtomic(Reproduction):
     source = "Gupta et al., diagonal linear RNNs, §3.3 (Tables 1 and 2: atomic tasks, long Shift)"
     tasks = (*DLR_TASKS, LONG_SHIFT)
     models = ("dlr", "dss-exp", "attention", "dlr-prod")
+    tiny_tasks = ("shift", LONG_SHIFT)
     seeds = (42, 43, 44, 45, 46)
     scales = ("tiny", "small", "paper")
 

@@ -43,6 +43,7 @@ class GrazziS5(Reproduction):
     source = "Grazzi et al., negative eigenvalues, §5.2 Fig. 4 (best of 3 seeds; all seeds in Fig. 7); App. E.2.1"
     tasks = tuple(TASKS)
     models = ("deltanet", "mamba")
+    tiny_tasks = ("swaps",)
     arms = ARMS
     seeds = (42, 43, 44)
 

@@ -93,6 +93,7 @@ class GrazziTable3(Reproduction):
     )
     tasks = tuple(TASKS)
     models = MODELS
+    tiny_tasks = ("parity",)
     arms = ARMS
     seeds = (42, 43, 44)
     paper = PAPER
