@@ -22,7 +22,7 @@ from typing import Any
 from ....fsa.plotting import pyplot
 from ...tasks.dlr import DLR_TASKS
 from .base import Job, Reproduction, cell_config, preset_job
-from .tables import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, header, heading, legend_outside, notes_block, row, save_plot, seeds_text
 
 #: the long-Shift row (Table 2) and the models run on it
 LONG_SHIFT = "shift-long"
@@ -124,25 +124,28 @@ class DLRAtomic(Reproduction):
 
     # ------------------------------------------------------------------ the table and its plot
     def markdown(self, table: dict[str, Any]) -> str:
-        """R² per task (rows) and model (columns): the median and every seed, the paper's finding beside."""
+        """R² per task (rows) and model (columns): the median over the seeds, the paper's finding beside (at most 7
+        columns); every seed in a second table."""
         cells = {(c["task"], c["model"]): c for c in table["cells"]}
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         models = [m for m in self.models if any(m == c["model"] for c in table["cells"])]
         lines = [
             *heading(table),
-            "R²: the median over the seeds, then every seed (seed: R²); – not in the table.",
+            "R²: the median over the seeds (every seed below); – not in the table.",
             "",
-            "| task | length | " + " | ".join(MODEL_NAMES[m] for m in models) + " | the paper (in words) | wall s |",
-            "|---|---|" + "---|" * len(models) + "---|---|",
+            *header(["task (length)", *(MODEL_NAMES[m] for m in models), "the paper (in words)", "wall s"]),
         ]
         for task in tasks:
-            row = [cells.get((task, m)) for m in models]
-            present = [c for c in row if c]
-            length = next((c["length"] for c in present if c.get("length")), "-")
+            row_cells = [cells.get((task, m)) for m in models]
+            present = [c for c in row_cells if c]
+            length = next((c["length"] for c in present if c.get("length")), None)
             seconds = round(sum(c["seconds"] for c in present), 1)
-            texts = [_cell_text(c) for c in row]
             finding = (present[0].get("paper") or {}).get("finding", "-") if present else "-"
-            lines.append(f"| {task} | {length} | " + " | ".join(texts) + f" | {finding} | {seconds} |")
+            name = task if length is None else f"{task} ({length})"
+            lines.append(row([name, *(_median_text(c) for c in row_cells), finding, seconds]))
+        lines += ["", "Every seed (seed: R²):", "", *header(["task", "model", "seed: R²"])]
+        for c in table["cells"]:
+            lines.append(row([c["task"], MODEL_NAMES.get(c["model"], c["model"]), _seeds(c)]))
         lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
@@ -172,17 +175,18 @@ class DLRAtomic(Reproduction):
         ax.set_xticks(range(len(tasks)), tasks, rotation=30, fontsize=8)
         scores = [r["r2"] for c in table["cells"] for r in c["seeds"] if r.get("status") == "done"]
         ax.set_ylim(max(floor, min([0.0, *scores])) - 0.05, 1.05)
-        ax.set_ylabel("R² (seeds: dots; median: bar)")
+        ax.set_ylabel("R² (below −0.5: drawn at −0.5)")
         ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
-        ax.legend(fontsize=7, loc="lower left")
+        ax.plot([], [], "o", ls="", color="grey", ms=4, label="a seed")
+        ax.plot([], [], "-", color="grey", lw=2, label="the median")
+        legend_outside(ax)
         save_plot(fig, path)
 
 
-def _cell_text(cell: dict[str, Any] | None) -> str:
-    if cell is None:
-        return "–"
-    seeds = ", ".join(
-        f"{r['job']['seed']}: {r['r2']:.3f}" if r.get("status") == "done" else f"{r['job']['seed']}: not run"
-        for r in cell["seeds"]
-    )
-    return f"**{cell.get('aggregate', 'not run')}** ({seeds})"
+def _median_text(cell: dict[str, Any] | None) -> str:
+    return "–" if cell is None else f"**{cell.get('aggregate', 'not run')}**"
+
+
+def _seeds(cell: dict[str, Any]) -> str:
+    return seeds_text(cell["seeds"], lambda r: f"{r['job']['seed']}: {r['r2']:.3f}" if r.get("status") == "done"
+                      else f"{r['job']['seed']}: {r.get('status', 'not run')}")  # fmt: skip

@@ -27,7 +27,7 @@ from ....fsa.plotting import pyplot
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
 from .base import Job, Reproduction, cell_config, preset_job
-from .tables import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, header, heading, legend_outside, notes_block, row, save_plot, seeds_text
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
 TASKS = {
@@ -208,40 +208,38 @@ class GrazziTable3(Reproduction):
     def markdown(self, table: dict[str, Any]) -> str:
         lines = [
             *heading(table),
-            "| task | model | eigenvalues | labels · conv · form | ours: best | ours: median ± MAD | lr | "
-            "≥ 0.99 | paper: best (Table 3) | paper: median ± MAD (Table 5) | wall s |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
+            *header(["task", "model · eigenvalues", "labels · conv · form", "ours: best · median ± MAD",
+                     "lr · ≥ 0.99", "paper: best (Table 3) · median ± MAD (Table 5)", "wall s"]),
+        ]  # fmt: skip
         for c in table["cells"]:
             paper = c.get("paper") or {}
             med = "-" if c.get("median") is None else f"{c['median']:.3f} ± {c['mad']:.3f}"
-            lines.append(
-                f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | {ARM_NAMES.get(c['arm'], c['arm'])} | "
-                f"{_setting(c)} | {c.get('aggregate', '-')} | {med} | "
-                f"{'-' if c.get('chosen_lr') is None else format(c['chosen_lr'], 'g')} | {c.get('learned', '-')} | "
-                f"{paper.get('aggregate', '-')} | "
-                f"{paper.get('median', '-')} ± {paper.get('mad', '-')} | {c['seconds']} |"
-            )
+            rate = "-" if c.get("chosen_lr") is None else format(c["chosen_lr"], "g")
+            ours = f"{c.get('aggregate', '-')} · {med}" if c.get("median") is not None else c.get("aggregate", "-")
+            lines.append(row([
+                c["task"], f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}",
+                _setting(c), ours, f"{rate} · {c.get('learned', '-')}",
+                f"{paper.get('aggregate', '-')} · {paper.get('median', '-')} ± {paper.get('mad', '-')}"
+                if paper else "-", c["seconds"],
+            ]))  # fmt: skip
         lines += [
             "",
             "Every run: per seed the scaled accuracy on 40..256 and, in brackets, the sequence accuracy at the "
             "largest evaluation length over the judged positions (answer-only labels: the accuracy of the answers); "
             "* the chosen rate.",
             "",
-            "| task | model | eigenvalues | lr | seed: scaled accuracy (sequence accuracy) | median |",
-            "|---|---|---|---|---|---|",
+            *header(["task", "model · eigenvalues", "lr", "seed: scaled accuracy (sequence accuracy)", "median"]),
         ]
         for c in table["cells"]:
+            model = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
             for rate in dict.fromkeys(r.get("lr", r["job"].get("lr")) for r in c["seeds"]):
                 recs = [r for r in c["seeds"] if r.get("lr", r["job"].get("lr")) == rate]
                 done = [r["score"] for r in recs if r.get("status") == "done" and r.get("score") is not None]
                 mark = "*" if rate == c.get("chosen_lr") else ""
-                lines.append(
-                    f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | "
-                    f"{ARM_NAMES.get(c['arm'], c['arm'])} | {'-' if rate is None else format(rate, 'g')}{mark} | "
-                    + ", ".join(_run_text(r) for r in recs)
-                    + f" | {'-' if not done else format(statistics.median(done), '.3f')} |"
-                )
+                lines.append(row([
+                    c["task"], model, f"{'-' if rate is None else format(rate, 'g')}{mark}",
+                    seeds_text(recs, _run_text), "-" if not done else format(statistics.median(done), ".3f"),
+                ]))  # fmt: skip
         lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
@@ -275,10 +273,13 @@ class GrazziTable3(Reproduction):
             ax.axhline(0, color="lightgrey", lw=0.8)
             ax.set_title(task, fontsize=9)
         axes[0][0].set_ylabel("scaled accuracy, lengths 40..256")
-        axes[0][-1].plot([], [], marker="_", ls="", color="black", ms=12, mew=2, label="paper: best of 3")
-        axes[0][-1].plot([], [], marker="_", ls="", color="grey", ms=10, mew=2, label="paper: median")
-        axes[0][-1].plot([], [], "o", color="C0", ms=4, label="ours: seeds (bar: best)")
-        axes[0][-1].legend(fontsize=6, loc="center right")
+        last = axes[0][-1]
+        last.plot([], [], "o", ls="", color="grey", ms=4, label="ours: a seed at the chosen rate")
+        last.plot([], [], "o", ls="", color="grey", ms=4, alpha=0.2, label="ours: a seed at another rate")
+        last.plot([], [], "-", color="grey", lw=2, label="ours: best of the seeds")
+        last.plot([], [], marker="_", ls="", color="black", ms=12, mew=2, label="paper: best of 3 (Table 3)")
+        last.plot([], [], marker="_", ls="", color="grey", ms=10, mew=2, label="paper: median (Table 5)")
+        legend_outside(last)
         fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
         save_plot(fig, path)
 
