@@ -82,3 +82,46 @@ def test_tiny_is_over_small_and_keeps_the_task_settings():
     assert get_preset("grazzi-s5").settings("tiny", None, "grazzi:S5:tokens4")["eval_lengths"] == [64, 128]
     with pytest.raises(SpecError, match="has none"):
         get_preset("grazzi-s5").settings("medium", None)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_tiny_is_one_seed_and_a_few_cells(name):
+    """`--scale tiny` (issue 32, item 7): without --tasks/--seeds, the table's few smoke-test tasks and one seed
+    (measured here: under 25 s per table); --tasks and --seeds still choose."""
+    rep = get_reproduction(name)
+    tasks, models, arms, seeds = rep.select("tiny", None, None, None, None)
+    assert seeds == [rep.seeds[0]] and tasks == list(rep.tiny_tasks) and 0 < len(tasks) <= 2
+    assert len(rep.all_jobs("tiny", tasks, models, arms, seeds)) <= 12
+    assert rep.select("tiny", None, None, None, "42,43")[3] == [42, 43]
+    assert rep.select("small", None, None, None, None)[0] == list(rep.tasks)
+
+
+def test_the_estimate_line_and_the_wall_times_kept(tmp_path, monkeypatch):
+    from fsa2rnn.nn.train.reproduce import walltimes
+
+    monkeypatch.setenv(walltimes.ENV, str(tmp_path / "w.json"))
+    rep = get_reproduction("brandoit-table1")
+    jobs = rep.jobs("small", ["Z2", "Z16"], ["nfsm"], ["anchored"], [42, 43])
+    assert walltimes.plan_line(rep.name, "small", jobs, 10) == (
+        "brandoit-table1 --scale small: 4 runs to do (6 of 10 finished already); estimated time unknown (no wall "
+        "time measured for these cells in w.json)"
+    )
+    walltimes.record(rep.name, "small", [(jobs[0], 100.0), (jobs[1], 200.0)])
+    assert walltimes.load()["brandoit-table1"]["small"]["Z2__nfsm__anchored"] == {"seconds": 150.0, "runs": 2}
+    assert walltimes.estimate(rep.name, "small", jobs) == (300.0, 2)
+    line = walltimes.plan_line(rep.name, "small", jobs, 4)
+    assert line.startswith("brandoit-table1 --scale small: 4 runs to do; estimated 5 min on one process for 2 of")
+    assert "2 unknown" in line
+
+
+def test_the_tracked_wall_times_cover_every_tiny_table():
+    import json
+
+    from fsa2rnn.nn.train.reproduce import walltimes
+
+    data = json.loads(walltimes.DEFAULT.read_text())
+    for name in TABLES:
+        rep = get_reproduction(name)
+        jobs = rep.all_jobs("tiny", *rep.select("tiny", None, None, None, None))
+        cells = data[name]["tiny"]
+        assert all(walltimes.cell_key(j) in cells for j in jobs), name

@@ -60,11 +60,12 @@ def test_tiny_table_end_to_end(tmp_path):
         assert cell["median_r2"] == pytest.approx((r2[0] + r2[1]) / 2)
         assert cell["length"] == (64 if task == LONG_SHIFT else 16)
     md = (out / "table.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| cumsum |"))
+    row = next(line for line in md.splitlines() if line.startswith("| cumsum (16) |"))
     c = got[("cumsum", "attention")]
-    assert f"**{c['aggregate']}**" in row and f"42: {c['seeds'][0]['r2']:.3f}" in row and "| – |" in row
-    assert FINDINGS["cumsum"] in row
-    assert "| task | length | Attention | DLR-prod |" in md
+    assert f"**{c['aggregate']}**" in row and "| – |" in row and FINDINGS["cumsum"] in row
+    seeds = next(line for line in md.splitlines() if line.startswith("| cumsum | Attention |"))
+    assert f"42: {c['seeds'][0]['r2']:.3f}" in seeds  # every seed, in the second table
+    assert "| task (length) | Attention | DLR-prod |" in md
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
