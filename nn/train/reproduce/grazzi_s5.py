@@ -172,12 +172,14 @@ class GrazziS5(Reproduction):
         markers, styles = "osD^v<>", ["-", "--", "-.", ":"]
         fig, axes = plt.subplots(1, len(tasks), figsize=(max(6.0, 3.4 * len(tasks) + 0.5), 3.4), squeeze=False)
         for ax, task in zip(axes[0], tasks):
+            here = [(c["model"], c["arm"]) for c in table["cells"] if c["task"] == task]
             for c in table["cells"]:
                 if c["task"] != task:
                     continue
                 k = series.index((c["model"], c["arm"]))
                 color, marker, style = f"C{k}", markers[k % len(markers)], styles[k % len(styles)]
-                nudge = 2 ** (0.06 * (k - (len(series) - 1) / 2))  # a sideways offset on the log axis
+                # a sideways offset on the log axis among the panel's lines (none for a panel of one)
+                nudge = 2 ** (0.06 * (here.index((c["model"], c["arm"])) - (len(here) - 1) / 2))
                 label = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
                 for rec in c["seeds"]:
                     if rec.get("status") == "done":
