@@ -125,3 +125,28 @@ def test_the_tracked_wall_times_cover_every_tiny_table():
         jobs = rep.all_jobs("tiny", *rep.select("tiny", None, None, None, None))
         cells = data[name]["tiny"]
         assert all(walltimes.cell_key(j) in cells for j in jobs), name
+
+
+def test_a_table_not_run_names_each_seed_once_in_at_most_7_columns(tmp_path):
+    """--table-only on a folder without finished runs: every cell "not run", each rate's seeds named once (issue 32:
+    a row not run listed each seed twice), every table at most 7 columns, each cell's preset recorded."""
+    import json
+
+    from click.testing import CliRunner
+
+    from fsa2rnn.cli.main import main
+
+    (tmp_path / "runs").mkdir()
+    args = ["reproduce", "grazzi-table3", "--scale", "paper", "--tasks", "parity", "--models", "deltanet",
+            "--arm", "0..1", "--out", str(tmp_path), "--table-only", "--quiet"]  # fmt: skip
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "table.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| parity | DeltaNet [0, 1] | 0.")]
+    assert len(rows) == 4 and all("not run (42–44)" in r for r in rows), rows  # the paper's 4 rates
+    assert all(line.count("|") <= 8 for line in md.splitlines() if line.startswith("|"))
+    table = json.loads((tmp_path / "table.json").read_text())
+    (cell,) = table["cells"]
+    assert cell["preset"]["name"] == "grazzi-parity" and cell["preset"]["scale"] == "paper"
+    assert cell["preset"]["lr_grid"] == [1e-2, 1e-3, 5e-4, 1e-4] and "--lr " not in cell["preset"]["command"]
+    assert set(table["fsa2rnn"]) >= {"version", "commit"}

@@ -29,7 +29,7 @@ from ....fsa.progress import quiet
 from ..launch import Launcher, Task, run_tasks
 from ..runfiles import EVAL, read_json
 from . import walltimes
-from .base import Job, Reproduction
+from .base import Job, Reproduction, train_command
 
 RECORD = "reproduce.json"
 TABLE_FORMAT = "fsa2rnn.reproduction/1"
@@ -212,11 +212,17 @@ def version() -> dict[str, Any]:
     return {**info, "commit": head or None, "dirty": bool(status.strip())}
 
 
-def _cell_preset(job: Job) -> dict[str, Any] | None:
-    """The preset a cell's runs come from, its scale, the train flags beside them and the command line."""
+def _cell_preset(jobs: list[Job]) -> dict[str, Any] | None:
+    """The preset a cell's runs come from, its scale, the train flags beside them and the command line of its first
+    seed (a learning-rate grid's rates apart, as ``lr_grid``: one run per rate)."""
+    job = jobs[0]
     if not job.preset:
         return None
-    return {"name": job.preset, "scale": job.config.get("scale"), "flags": job.flags, "command": job.command()}
+    rates = list(dict.fromkeys(j.flags["lr"] for j in jobs if "lr" in j.flags))
+    flags = {k: v for k, v in job.flags.items() if k != "lr" or len(rates) < 2}
+    out = {"name": job.preset, "scale": job.config.get("scale"), "flags": flags,
+           "command": train_command(job.preset, job.config.get("scale"), flags, job.seed)}  # fmt: skip
+    return {**out, "lr_grid": rates} if len(rates) > 1 else out
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
@@ -238,7 +244,7 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
                 "arm": arm,
                 **agg,
                 "paper": rep.paper_cell(task, model, arm),
-                "preset": _cell_preset(items[0][0]),
+                "preset": _cell_preset([j for j, _ in items]),
                 "seeds": [r for _, r in items],
                 "seconds": round(sum(r.get("seconds", 0.0) for r in done), 1),
             }
