@@ -159,7 +159,6 @@ _NFSM_RECIPE = {
     "dropout": 0.1,
 }
 
-_DLR_SMALL = dict(d_model=32, train_length="128..128", batch=16, steps=250, lr=3e-3, state_size=32)
 #: the smoke test's DLR runs
 _DLR_TINY = dict(
     train_length="16..16", batch=4, steps=4, val_every=2, val_samples=8, samples=8, d_model=8, state_size=4
@@ -395,6 +394,7 @@ PRESETS: dict[str, Preset] = {
         name="dlr",
         source="Gupta et al., diagonal linear RNNs: §3.3, Table 1 (atomic tasks)",
         task="dlr:shift",
+        tiny=_DLR_TINY,
         paper=dict(
             model="dlr",
             layers=1,
@@ -410,8 +410,7 @@ PRESETS: dict[str, Preset] = {
             early_stop=0,
             lmax=False,
         ),
-        small=_DLR_SMALL,
-        tiny=_DLR_TINY,
+        small=dict(d_model=32, train_length="128..128", batch=16, steps=250, lr=3e-3, state_size=32),
         notes=(
             "One unidirectional DLR layer, no feed-forward layer, MSE loss, a fresh batch every step, R² score "
             "(§3.3). The paper's step count and batch are not in fsa2rnn's copy (fsa2rnn's choices here). Small "
