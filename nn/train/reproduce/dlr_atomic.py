@@ -176,7 +176,7 @@ class DLRAtomic(Reproduction):
         scores = [r["r2"] for c in table["cells"] for r in c["seeds"] if r.get("status") == "done"]
         ax.set_ylim(max(floor, min([0.0, *scores])) - 0.05, 1.05)
         ax.set_ylabel("R² (below −0.5: drawn at −0.5)")
-        ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
+        ax.set_title(f"{table['title']} ({table['scale']} scale; the paper states its findings in words)", fontsize=10)
         ax.plot([], [], "o", ls="", color="grey", ms=4, label="a seed")
         ax.plot([], [], "-", color="grey", lw=2, label="the median")
         legend_outside(ax)
