@@ -5,9 +5,9 @@ A subclass of :class:`Reproduction` states the table: its ``tasks``, ``models``,
 learn), placed beside a cell by :meth:`paper_cell`; :meth:`jobs` the training runs of a selection at a scale
 (TrainConfig fields, seed excluded), each the run of ``fsa2rnn train TASK --preset P --scale S`` with the cell's
 model and arm (:func:`preset_job`: the table's settings are its preset's, one definition of a cell); :meth:`result`
-the figures of one finished run (read from its eval.json and
-summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from
-the authors' setup that remain at a scale.
+the figures of one finished run (read from its eval.json and summary); :meth:`cell` the aggregate of a cell's runs,
+as the paper reports it; :meth:`notes` the deviations from the authors' setup that remain at a scale;
+:attr:`tiny_tasks` the cells of the ``--scale tiny`` smoke test.
 """
 
 from __future__ import annotations
