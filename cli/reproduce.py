@@ -26,7 +26,9 @@ from .options import quiet_option
     "--scale",
     default="small",
     show_default=True,
-    help="tiny (the test's), small (a 2-core CPU), medium, paper (the authors' protocol, for a GPU).",
+    help="tiny (a smoke test: a few steps, a few cells, one seed unless --tasks/--seeds say otherwise; under 2 "
+    "minutes on a 2-core CPU; its figures mean nothing), small (a 2-core CPU), medium, paper (the authors' protocol, "
+    "for a GPU).",
 )
 @click.option("--tasks", help="Comma-separated tasks of the table (default: all), e.g. Z2,S4.")
 @click.option("--models", help="Comma-separated models of the table (default: all), e.g. nfsm,mamba; a plug-in "
@@ -64,10 +66,12 @@ def reproduce_command(
 ) -> None:
     """Regenerate the table NAME (brandoit-table1, grazzi-table3, grazzi-s5, dlr-atomic): every (task, model, arm,
     seed) as a training run under DIR/runs/ (resumable: finished runs are read back), then DIR/table.md,
-    DIR/table.json (every seed, the paper's values beside) and DIR/plot.png. --table-only writes those of the
-    finished runs only, training nothing (DIR must hold runs). --jobs, --launcher and --launcher-args spread the
-    runs over local processes, a SLURM cluster or Ray (docs/cluster.md); a run that fails is reported, the others go
-    on, and the exit status is 1 — the same command again retries what failed or never ran. See
+    DIR/table.json (every seed, the paper's values beside, each cell's preset and the fsa2rnn version) and
+    DIR/plot.png; before training, one line with the number of runs to do and their estimated time. --table-only
+    writes those of the finished runs only, training nothing (DIR must hold runs). --jobs, --launcher and
+    --launcher-args spread the runs over local processes, a SLURM cluster or Ray (docs/cluster.md); a run that fails
+    is reported, the others go on, and the exit status is 1 — the same command again retries what failed or never
+    ran. See
     docs/reproductions.md.
 
     DIR has one writer: its lock is held for the whole command, and each run takes its own. SIGINT or SIGTERM at

@@ -162,12 +162,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--init-noise",), dict(type=float, help="With --init-from: add σ·N(0, 1) to every weight (default 0).")),
     (("--resume",), dict(is_flag=True, default=None, help="Continue the run in RUN from its last checkpoint.")),
     (("--out",), dict(required=True, type=click.Path(file_okay=False), help="The run directory RUN.")),
-    (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr: the paper's settings.")),
+    (("--preset",), dict(help="grazzi-parity|grazzi-modarith|grazzi-s5|brandoit|dlr|dlr-long: the paper's settings.")),
     (
         ("--scale",),
         dict(
             help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
-            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume)."
+            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume) or tiny (a few steps: "
+            "the smoke test's). With TASK, --model and --arm (or --eig), a reproduction's cell is exactly this run."
         ),
     ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),

@@ -33,6 +33,13 @@ def one_torch_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(autouse=True)
+def _walltimes(tmp_path_factory, monkeypatch):
+    """`fsa2rnn reproduce` folds the wall times of the runs it finishes into a tracked file
+    (nn/train/reproduce/walltimes.py): the tests' runs go to a file of their own."""
+    monkeypatch.setenv("FSA2RNN_WALLTIMES", str(tmp_path_factory.getbasetemp() / "walltimes.json"))
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)

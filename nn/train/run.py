@@ -39,7 +39,8 @@ def resolve(params: dict[str, Any]) -> tuple[dict[str, Any], list[int] | None]:
     given = {k: v for k, v in params.items() if v is not None and k not in _NOT_CONFIG}
     fields: dict[str, Any] = {}
     if given.get("preset"):
-        fields.update(get_preset(given["preset"]).settings(given.get("scale") or "paper", given.get("model")))
+        preset = get_preset(given["preset"])
+        fields.update(preset.settings(given.get("scale") or "paper", given.get("model"), given.get("task")))
     elif given.get("scale"):
         raise SpecError("--scale needs a --preset")
     every = None if params.get("resume") else scaled_val_every(fields, given)

@@ -17,14 +17,14 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_medium_is_offered_only_where_a_preset_sets_it():
-    assert SCALES == ("paper", "small", "medium")
+    assert SCALES == ("paper", "small", "medium", "tiny")
     for name, preset in PRESETS.items():
-        assert preset.scales == (("paper", "small", "medium") if preset.medium is not None else ("paper", "small"))
-        assert preset.scales[:2] == ("paper", "small"), name
+        optional = tuple(s for s in ("medium", "tiny") if getattr(preset, s) is not None)
+        assert preset.scales == ("paper", "small", *optional), name
     assert "medium" in get_preset("grazzi-modarith").scales
     with pytest.raises(SpecError, match="--scale medium: preset 'grazzi-parity' has none"):
         get_preset("grazzi-parity").settings("medium", None)
-    with pytest.raises(SpecError, match="--scale must be one of paper, small, medium, got 'large'"):
+    with pytest.raises(SpecError, match="--scale must be one of paper, small, medium, tiny, got 'large'"):
         get_preset("grazzi-modarith").settings("large", None)
 
 
@@ -49,7 +49,7 @@ def test_scale_medium_on_the_command_line(tmp_path):
     res = CliRunner().invoke(main, ["train", "--preset", "grazzi-parity", "--scale", "medium", "--out",
                                     str(tmp_path / "p")])  # fmt: skip
     assert res.exit_code == 2 and res.stderr.strip().splitlines() == [
-        "error: --scale medium: preset 'grazzi-parity' has none (it has paper, small)"
+        "error: --scale medium: preset 'grazzi-parity' has none (it has paper, small, tiny)"
     ]
     assert not (tmp_path / "p").exists()
     out = tmp_path / "m"

@@ -10,7 +10,7 @@ from fsa2rnn.cli.main import main
 from fsa2rnn.nn.tasks.dlr import DLR_TASKS
 from fsa2rnn.nn.train.presets import get_preset
 from fsa2rnn.nn.train.reproduce import REPRODUCTIONS, get_reproduction
-from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG, LONG_SHIFT
+from fsa2rnn.nn.train.reproduce.dlr_atomic import FINDINGS, LONG_SHIFT
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -33,7 +33,8 @@ def test_jobs_follow_the_dlr_preset():
     att = next(j for j in jobs if (j.task, j.model) == ("mips", "attention"))
     assert att.config["task"] == "dlr:mips" and "state_size" not in att.config
     long = next(j for j in jobs if (j.task, j.model) == (LONG_SHIFT, "dlr-prod"))
-    assert long.config["task"] == "dlr:shift" and long.config["train_length"] == LONG["small"]["train_length"]
+    assert long.config["task"] == "dlr:shift" and long.preset == "dlr-long"
+    assert long.config["train_length"] == get_preset("dlr-long").settings("small", "dlr-prod")["train_length"]
     assert long.config["steps"] == small["steps"]  # every model trains for the same number of steps
 
 
@@ -59,11 +60,12 @@ def test_tiny_table_end_to_end(tmp_path):
         assert cell["median_r2"] == pytest.approx((r2[0] + r2[1]) / 2)
         assert cell["length"] == (64 if task == LONG_SHIFT else 16)
     md = (out / "table.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| cumsum |"))
+    row = next(line for line in md.splitlines() if line.startswith("| cumsum (16) |"))
     c = got[("cumsum", "attention")]
-    assert f"**{c['aggregate']}**" in row and f"42: {c['seeds'][0]['r2']:.3f}" in row and "| – |" in row
-    assert FINDINGS["cumsum"] in row
-    assert "| task | length | Attention | DLR-prod |" in md
+    assert f"**{c['aggregate']}**" in row and "| – |" in row and FINDINGS["cumsum"] in row
+    seeds = next(line for line in md.splitlines() if line.startswith("| cumsum | Attention |"))
+    assert f"42: {c['seeds'][0]['r2']:.3f}" in seeds  # every seed, in the second table
+    assert "| task (length) | Attention | DLR-prod |" in md
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -25,7 +25,12 @@ def test_table3_jobs_come_from_the_presets_with_the_papers_values_beside():
     parity = get_preset("grazzi-parity").settings("small", "mamba")
     j = jobs[0]
     assert (j.task, j.model, j.arm, j.seed) == ("parity", "mamba", "0..1", 42)
-    assert j.config == {**parity, "model": "mamba", "eig": "0,1", "preset": "grazzi-parity", "scale": "small"}
+    assert {k: v for k, v in j.config.items() if k != "eval_lengths"} == {
+        **{k: v for k, v in parity.items() if k != "eval_lengths"},
+        "task": "grazzi:parity", "model": "mamba", "eig": "0,1", "preset": "grazzi-parity", "scale": "small",
+    }  # fmt: skip
+    assert list(j.config["eval_lengths"]) == list(parity["eval_lengths"])
+    assert j.preset == "grazzi-parity" and j.flags == {"task": "grazzi:parity", "model": "mamba", "eig": "0,1"}
     brackets = [j for j in jobs if j.task == "modarith_brackets"]
     assert {j.config["task"] for j in brackets} == {"grazzi:modarith_brackets"}
     assert {j.config.get("labels") for j in brackets} <= {None, "answer"}  # the bracket task offers no dense labels
@@ -33,7 +38,7 @@ def test_table3_jobs_come_from_the_presets_with_the_papers_values_beside():
 
 
 def test_a_scale_the_preset_has_no_settings_for_is_refused(tmp_path, monkeypatch):
-    def no_scale(self, scale, model):
+    def no_scale(self, scale, model, task=None):
         raise SpecError(f"--scale must be one of paper, small, got {scale!r}")
 
     monkeypatch.setattr(Preset, "settings", no_scale)
@@ -69,8 +74,13 @@ def test_table3_tiny_end_to_end_from_its_runs(tmp_path):
         scores = [r["score"] for r in cell["seeds"] if r["lr"] == chosen]
         assert cell["best"] == max(scores) and cell["median"] == statistics.median(scores)
         assert cell["aggregate"] == f"{max(scores):.3f}"
-    assert "| parity | DeltaNet | [−1, 1] | dense · no conv" in md or "| parity | DeltaNet | [−1, 1] | answer" in md
+    assert "| parity | DeltaNet [−1, 1] | answer · " in md
     assert "0.001*" in md or "0.01*" in md
+    assert all(line.count("|") <= 8 for line in md.splitlines() if line.startswith("|"))  # at most 7 columns
+    for cell in table["cells"]:  # each cell's preset and train command, and the version that made the table
+        assert cell["preset"]["name"] == "grazzi-parity" and cell["preset"]["scale"] == "tiny"
+        assert cell["preset"]["command"].startswith("fsa2rnn train grazzi:parity --preset grazzi-parity --scale tiny")
+    assert table["fsa2rnn"]["version"]
 
 
 def _authors_tokens4(elements: list[int], length: int, blank: int, step, identity: int):
@@ -126,4 +136,5 @@ def test_s5_tiny_end_to_end(tmp_path):
         assert rec["sequence_accuracy"] == ev["sequence_accuracy"] and rec["lengths"] == ev["lengths"]
         assert cell["best_curve"] == rec["sequence_accuracy"] and cell["lengths"][0] == trained
     md = (out / "table.md").read_text()
-    assert "| tokens4 | DeltaNet | [−1, 1] | 1 | 64 |" in md and S5_PAPER["tokens4"] in md
+    assert "| tokens4 | DeltaNet [−1, 1] | 1 · 64 |" in md and S5_PAPER["tokens4"] in md
+    assert "| tokens4 | DeltaNet [−1, 1] | 42 | 64 / 128 |" in md  # every seed, in the second table

@@ -3,16 +3,20 @@
 A subclass of :class:`Reproduction` states the table: its ``tasks``, ``models``, ``arms``, ``seeds`` and ``scales``;
 ``paper[(task, model)]`` the published cell ({"aggregate": str, "seeds": [str, …]}, "x" for a seed that did not
 learn), placed beside a cell by :meth:`paper_cell`; :meth:`jobs` the training runs of a selection at a scale
-(TrainConfig fields, seed excluded); :meth:`result` the figures of one finished run (read from its eval.json and
-summary); :meth:`cell` the aggregate of a cell's runs, as the paper reports it; :meth:`notes` the deviations from
-the authors' setup that remain at a scale.
+(TrainConfig fields, seed excluded), each the run of ``fsa2rnn train TASK --preset P --scale S`` with the cell's
+model and arm (:func:`preset_job`: the table's settings are its preset's, one definition of a cell); :meth:`result`
+the figures of one finished run (read from its eval.json and summary); :meth:`cell` the aggregate of a cell's runs,
+as the paper reports it; :meth:`notes` the deviations from the authors' setup that remain at a scale;
+:attr:`tiny_tasks` the cells of the ``--scale tiny`` smoke test.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ from ....fsa.registry import did_you_mean
 from ...limits import parse_seeds
 from ...plugins import FLA, check_ref, is_ref
 from ..presets import ARCH_FLAGS
+from ..run import resolve
 from .tables import plot_table, table_markdown
 
 SCALES = ("tiny", "small", "medium", "paper")
@@ -31,13 +36,18 @@ PLUGIN_ARM = "-"
 
 @dataclass(frozen=True)
 class Job:
-    """One (task, model, arm, seed) of a table: an ordinary training run with the TrainConfig fields ``config``."""
+    """One (task, model, arm, seed) of a table: an ordinary training run with the TrainConfig fields ``config``,
+    those of ``fsa2rnn train --preset PRESET --scale SCALE FLAGS`` (:func:`preset_job`; ``preset`` empty: a job not
+    made from a preset, e.g. a plug-in's)."""
 
     task: str
     model: str
     arm: str
     seed: int
     config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: the preset whose settings make the run, and the ``fsa2rnn train`` flags given beside --preset and --scale
+    preset: str = field(default="", compare=False, hash=False)
+    flags: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def name(self) -> str:
@@ -47,6 +57,44 @@ class Job:
     @property
     def cell(self) -> tuple[str, str, str]:
         return (self.task, self.model, self.arm)
+
+    def command(self) -> str:
+        """The ``fsa2rnn train`` command line of this job's run (its RUN directory left as ``RUN``)."""
+        return train_command(self.preset, self.config.get("scale"), self.flags, self.seed)
+
+
+def cell_config(preset: str, scale: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """The TrainConfig fields of ``fsa2rnn train --preset PRESET --scale SCALE FLAGS`` (seed excluded), read by the
+    command's own code (fsa2rnn.nn.train.run.resolve): a table cell and ``train --preset`` are the same run."""
+    fields, _ = resolve({**flags, "preset": preset, "scale": scale, "quiet": True})
+    fields.pop("progress", None)
+    return fields
+
+
+def preset_job(
+    task: str, model: str, arm: str, seeds: list[int], preset: str, scale: str, flags: dict[str, Any], cls: Any = None,
+    **extra: Any,
+) -> list[Job]:  # fmt: skip
+    """The jobs of one cell, one per seed: the run of ``fsa2rnn train --preset PRESET --scale SCALE FLAGS`` (``cls``:
+    a Job subclass, given ``extra``)."""
+    cfg = cell_config(preset, scale, flags)
+    make = cls or Job
+    return [make(task, model, arm, s, cfg, preset, dict(flags), **extra) for s in seeds]
+
+
+def train_command(preset: str, scale: str | None, flags: dict[str, Any], seed: int | None = None) -> str:
+    """``fsa2rnn train TASK --preset P --scale S --flag value … --seed N --out RUN``."""
+    flags = dict(flags)
+    parts = ["fsa2rnn", "train", str(flags.pop("task", ""))]
+    if preset:
+        parts += ["--preset", preset] + (["--scale", scale] if scale else [])
+    for key, value in flags.items():
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        parts += [f"--{key.replace('_', '-')}", str(value)]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    return shlex.join([p for p in parts if p] + ["--out", "RUN"])
 
 
 class Reproduction:
@@ -58,6 +106,9 @@ class Reproduction:
     arms: tuple[str, ...] = ("free",)
     seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
     scales: tuple[str, ...] = SCALES
+    #: ``--scale tiny`` (the smoke test) without --tasks: these tasks only (empty: all), and without --seeds the
+    #: first seed only, so that any table's tiny run takes under 2 minutes on a 2-core CPU
+    tiny_tasks: tuple[str, ...] = ()
     #: (task, model) → {"aggregate": str, "seeds": [str, ...]}: the paper's values
     paper: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -98,10 +149,13 @@ class Reproduction:
             fla = ref.split(":")[0] == FLA
             for job in self.jobs(scale, tasks, [self.models[0]], arms if fla else arms[:1], seeds):
                 cfg = {k: v for k, v in job.config.items() if k not in ARCH_FLAGS or (fla and k == "eig")}
-                cfg["model"] = ref
+                flags = {k: v for k, v in job.flags.items() if k not in ARCH_FLAGS or (fla and k == "eig")}
+                cfg["model"] = flags["model"] = ref
                 if model_args:
                     cfg["model_args"] = dict(model_args)
-                out.append(dataclasses.replace(job, model=ref, arm=job.arm if fla else PLUGIN_ARM, config=cfg))
+                    flags["model_args"] = json.dumps(model_args)
+                out.append(dataclasses.replace(job, model=ref, arm=job.arm if fla else PLUGIN_ARM, config=cfg,
+                                               flags=flags))  # fmt: skip
         return out
 
     def all_jobs(
@@ -137,11 +191,12 @@ class Reproduction:
         chosen_models += list(dict.fromkeys(refs))
         chosen_arms = _pick(arm, self.arms, "--arm", self.name)
         if seeds is None:
-            chosen_seeds = list(self.seeds)
+            chosen_seeds = list(self.seeds[:1] if scale == "tiny" else self.seeds)
         else:
             chosen_seeds = parse_seeds(seeds)
+        if scale == "tiny" and tasks is None and self.tiny_tasks:
+            chosen_tasks = list(self.tiny_tasks)
         return chosen_tasks, chosen_models, chosen_arms, chosen_seeds
-
 
     def task_aliases(self, scale: str) -> dict[str, str]:
         """The full name of each of the table's tasks — the task its runs train, as ``fsa2rnn tasks`` lists it
@@ -157,9 +212,7 @@ class Reproduction:
         return names
 
 
-def _pick(
-    text: str | None, allowed: tuple[str, ...], option: str, name: str, aliases: Any = None
-) -> list[str]:
+def _pick(text: str | None, allowed: tuple[str, ...], option: str, name: str, aliases: Any = None) -> list[str]:
     """The names of ``text`` (comma-separated; all of ``allowed`` when None), each one of ``allowed`` or a key of
     ``aliases()`` (full task names); SpecError naming the first unknown one, with a suggestion."""
     if text is None:

@@ -18,7 +18,8 @@ import statistics
 from typing import Any
 
 from ...layers import LAYERS
-from .base import Job, Reproduction
+from ..presets import BRANDOIT_HEADS, get_preset
+from .base import Job, Reproduction, cell_config, preset_job
 from .tables import TINY_NOTE
 
 _K = 1024
@@ -87,46 +88,17 @@ PAPER = {
 }
 
 TASKS = ("Z2", "Z16", "S3", "S4", "A5", "M11", "DFF5", "FF", "TSO3", "TSO4", "TSO5")
-#: Table 1's NFSM heads: the factored family on S3, S4, A5 (the authors' (5, 12)) and M11, the task's registers on
-#: TSO_N (the parse head and one head per item: the authors' rung ``exact``), the regular head elsewhere
-HEADS = {
-    "S3": "factored",
-    "S4": "factored",
-    "A5": "factored:5,12",
-    "M11": "factored",
-    **{t: "registers" for t in ("TSO3", "TSO4", "TSO5")},
-}
-#: the textual tasks: trained at length 256, the NFSM of two layers, L_max judged on the answer (the authors' TSO suite)
-TSO_LENGTH, TSO_NFSM_LAYERS = 256, 2
+#: every cell's settings: the ``brandoit`` preset's at the scale, for the cell's task, model and arm
+PRESET = "brandoit"
+#: Table 1's NFSM heads (the preset's, per task): the factored family on S3, S4, A5 (the authors' (5, 12)) and M11,
+#: the task's registers on TSO_N (the parse head and one head per item: the authors' rung ``exact``), regular elsewhere
+HEADS = {t.split(":", 1)[1]: h for t, h in BRANDOIT_HEADS.items()}
 BASELINES = ("mamba", "aussm", "pdssm")
 #: the authors also run the regular head (one head of |Q|) on these tasks: the model ``nfsm-regular``
 REGULAR_RUNG = ("S3", "S4", "A5")
-
-#: settings shared by every run, per scale (TrainConfig fields)
-_COMMON = {
-    "tiny": dict(batch=8, steps=6, lr=3e-3, val_every=3, val_samples=8, early_stop=0, samples=4, cap=128),
-    "small": dict(batch=32, steps=600, lr=3e-3, val_every=25, val_samples=128, early_stop=12, samples=64, cap=2**15),
-    "medium": dict(batch=64, steps=5000, lr=2e-3, val_every=50, val_samples=256, early_stop=20, samples=256, cap=2**17),
-    "paper": dict(
-        batch=256, steps=100_000, lr=1e-3, val_every=50, val_samples=512, early_stop=40, samples=512, cap=2**20
-    ),
-}
-#: step budgets above the scale's for some tasks (small scale: Z16's regular head of 16 indices was still learning at
-#: 600 steps in every seed, sequence accuracy 0.02–0.59 on its validation words; TSO3's two-layer NFSM, seed 42, at
-#: token accuracy 0.23 after 600 steps, its heads exact after 900, released at 1175, its own output exact at 1550)
-_STEPS = {"small": {"Z16": 2000, "TSO3": 2500, "TSO4": 2500, "TSO5": 2500}}
-_NFSM = {
-    "tiny": dict(d_model=16),
-    "small": dict(d_model=32),
-    "medium": dict(d_model=64),
-    "paper": dict(d_model=128, dropout=0.1),
-}
-_BASELINE = {
-    "tiny": dict(layers=1, d_model=16),
-    "small": dict(layers=2, d_model=32, mlp_ratio=2.0),
-    "medium": dict(layers=4, d_model=64),
-    "paper": dict(layers=4, d_model=256, dropout=0.1),
-}
+#: the layer of each baseline column: the Mamba⁻ column is the authors' block (layer mamba-minus: no convolution,
+#: a ↦ 2a − 1)
+LAYER = {"mamba": "mamba-minus"}
 
 
 class BrandoitTable1(Reproduction):
@@ -135,6 +107,7 @@ class BrandoitTable1(Reproduction):
     source = "Brandoit et al., length-independent state tracking, §7 Table 1; protocol of the authors' code"
     tasks = TASKS
     models = ("nfsm", "nfsm-regular", *BASELINES)
+    tiny_tasks = ("Z2", "S3")
     arms = ("anchored", "free")
     paper = PAPER
 
@@ -147,49 +120,20 @@ class BrandoitTable1(Reproduction):
                 for arm in arms:
                     if not model.startswith("nfsm") and arm != "free":
                         continue  # only the NFSM has an anchored arm
-                    cfg = self.config(scale, task, model, arm)
-                    out += [Job(task, model, arm, s, cfg) for s in seeds]
+                    out += preset_job(task, model, arm, seeds, PRESET, scale, self.flags(task, model, arm))
         return out
 
-    def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
-        common = _COMMON[scale]
-        cfg: dict[str, Any] = dict(
-            task=f"brandoit:{task}",
-            train_length="64..64",
-            eval_lengths=[64],
-            protocol="brandoit",
-            keep_best=True,
-            loss="balanced",
-            weight_decay=1e-4,
-            clip=1.0,
-            warmup=0.0,
-            min_lr=common["lr"] / 10,
-            log_every=common["val_every"],
-            checkpoint_every=max(common["val_every"], 100),
-            **common,
-        )
-        cfg["steps"] = _STEPS.get(scale, {}).get(task, cfg["steps"])
-        tso = task.startswith("TSO")
-        if tso:
-            cfg.update(train_length=f"{TSO_LENGTH}..{TSO_LENGTH}", eval_lengths=[TSO_LENGTH])
+    def flags(self, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The ``fsa2rnn train --preset brandoit`` flags of a cell: the task, the layer, the NFSM's arm (and the
+        regular head for ``nfsm-regular``); every other setting is the preset's."""
         if model.startswith("nfsm"):
-            cfg.update(
-                model="nfsm",
-                layers=TSO_NFSM_LAYERS if tso else 1,
-                arm=arm,
-                head_family="regular" if model == "nfsm-regular" else HEADS.get(task, "regular"),
-                nu=0.5,
-                explore=0.03,
-                anchor_explore=0.01 if arm == "anchored" else 0.0,
-                nfsm_readout_std=1.0,
-                threshold=1.0,
-                **_NFSM[scale],
-            )
-        else:
-            # the Mamba⁻ column is the authors' block (layer mamba-minus: no convolution, a ↦ 2a − 1)
-            layer = "mamba-minus" if model == "mamba" else model
-            cfg.update(model=layer, threshold=0.9, **_BASELINE[scale])
-        return cfg
+            flags = {"task": f"brandoit:{task}", "model": "nfsm", "arm": arm}
+            return {**flags, "head_family": "regular"} if model == "nfsm-regular" else flags
+        return {"task": f"brandoit:{task}", "model": LAYER.get(model, model)}
+
+    def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
+        """A cell's TrainConfig fields (seed excluded): those of ``fsa2rnn train --preset brandoit``."""
+        return cell_config(PRESET, scale, self.flags(task, model, arm))
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         """Table 1 reports Table 1's heads in the anchored arm and the baselines: no value beside the free arm or
@@ -251,12 +195,17 @@ class BrandoitTable1(Reproduction):
         }
 
     def notes(self, scale: str) -> list[str]:
-        c = _COMMON[scale]
+        preset = get_preset(PRESET)
+        c, base = preset.settings(scale, "nfsm"), preset.settings(scale, "aussm")
+        budgets = {t: n for t in TASKS if (n := preset.settings(scale, None, f"brandoit:{t}")["steps"]) != c["steps"]}
         notes = [
-            f"Scale {scale}: NFSM width {_NFSM[scale]['d_model']}, baselines {_BASELINE[scale]['layers']} layers of "
-            f"width {_BASELINE[scale]['d_model']}; batch {c['batch']}, at most {c['steps']} steps, early stop after "
+            f"Every cell is the run of `fsa2rnn train brandoit:TASK --preset brandoit --scale {scale}` with the cell's "
+            "--model (mamba: mamba-minus) and --arm (nfsm-regular: --model nfsm --head-family regular); table.json "
+            "gives each cell's command.",
+            f"Scale {scale}: NFSM width {c['d_model']}, baselines {base['layers']} layers of "
+            f"width {base['d_model']}; batch {c['batch']}, at most {c['steps']} steps, early stop after "
             f"{c['early_stop']} exact validations every {c['val_every']} steps"
-            + _budgets(_STEPS.get(scale, {}))
+            + _budgets(budgets)
             + f"; L_max on {c['samples']} fresh words "
             f"per length up to {c['cap']} (the authors: width 128 NFSM / 4 × 256 baselines, batch 256, 100k steps, "
             "40 validations every 50 steps, 512 words, 2^20).",

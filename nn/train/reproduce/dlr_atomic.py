@@ -7,7 +7,7 @@ layer; the attention block is the DLR layer with its DLR replaced by 4-head atte
 ``attention``); MSE loss, a fresh batch every step, every model the same number of steps; every input carries the
 position features (cos 2πi/T, sin 2πi/T). The score is R² = 1 − MSE / MSE(mean target), the mean over the whole
 evaluation draw (metrics.regression_scores), at the training length. The runs' settings are the ``dlr`` preset's at
-the scale (nn/train/presets.py), the long Shift length and its batch are this table's (:data:`LONG`).
+the scale (nn/train/presets.py), the long Shift's those of the ``dlr-long`` preset (its length and batch).
 
 fsa2rnn's copy of the paper has no table values, only its findings in words, which the table places beside each
 task (:data:`FINDINGS`).
@@ -21,9 +21,8 @@ from typing import Any
 
 from ....fsa.plotting import pyplot
 from ...tasks.dlr import DLR_TASKS
-from ..presets import get_preset
-from .base import Job, Reproduction
-from .tables import TINY_NOTE, heading, notes_block, save_plot
+from .base import Job, Reproduction, cell_config, preset_job
+from .tables import TINY_NOTE, header, heading, legend_outside, notes_block, row, save_plot, seeds_text
 
 #: the long-Shift row (Table 2) and the models run on it
 LONG_SHIFT = "shift-long"
@@ -31,15 +30,6 @@ LONG_MODELS = ("dlr", "dss-exp", "dlr-prod")
 #: Table 1's models (one layer each)
 ATOMIC_MODELS = ("dlr", "dss-exp", "attention")
 MODEL_NAMES = {"dlr": "DLR", "dss-exp": "DSS_exp", "attention": "Attention", "dlr-prod": "DLR-prod"}
-
-#: the long-Shift length and batch per scale (the other settings: the preset's); the paper goes to 2^20 (§3.3)
-LONG = {
-    "tiny": dict(train_length="64..64", batch=2),
-    "small": dict(train_length="1024..1024", batch=4),
-    "paper": dict(train_length="65536..65536", batch=8),
-}
-#: the tiny scale (the test suite's check of the pipeline): the small preset shortened
-_TINY = dict(train_length="16..16", batch=4, steps=4, val_every=2, val_samples=8, samples=8, d_model=8, state_size=4)
 
 _CONTEXT = "not solved by DLR or DSS_exp, nor by a deeper DLR (context-dependent); SSMs do not subsume attention"
 #: the paper's findings per task, in words (§3.1, §3.3; fsa2rnn's copy has no table values)
@@ -63,6 +53,7 @@ class DLRAtomic(Reproduction):
     source = "Gupta et al., diagonal linear RNNs, §3.3 (Tables 1 and 2: atomic tasks, long Shift)"
     tasks = (*DLR_TASKS, LONG_SHIFT)
     models = ("dlr", "dss-exp", "attention", "dlr-prod")
+    tiny_tasks = ("shift", LONG_SHIFT)
     seeds = (42, 43, 44, 45, 46)
     scales = ("tiny", "small", "paper")
 
@@ -70,22 +61,27 @@ class DLRAtomic(Reproduction):
         """Seed by seed over the whole table, so that an interrupted regeneration leaves whole tables of fewer
         seeds."""
         cells = [
-            (task, model, self.config(scale, task, model))
+            (task, model, arm)
             for task in tasks
             for model in models
             if model in (LONG_MODELS if task == LONG_SHIFT else ATOMIC_MODELS)
+            for arm in arms
         ]
-        return [Job(task, model, arm, s, cfg) for s in seeds for task, model, cfg in cells for arm in arms]
+        return [job for s in seeds for task, model, arm in cells for job in self._jobs(scale, task, model, arm, s)]
+
+    def _jobs(self, scale: str, task: str, model: str, arm: str, seed: int) -> list[Job]:
+        preset, flags = self.preset_flags(task, model)
+        return preset_job(task, model, arm, [seed], preset, scale, flags)
+
+    def preset_flags(self, task: str, model: str) -> tuple[str, dict[str, Any]]:
+        """A cell's preset (``dlr``; ``dlr-long`` for the long Shift) and ``fsa2rnn train`` flags."""
+        if task == LONG_SHIFT:
+            return "dlr-long", {"task": "dlr:shift", "model": model}
+        return "dlr", {"task": f"dlr:{task}", "model": model}
 
     def config(self, scale: str, task: str, model: str) -> dict[str, Any]:
-        """The run's TrainConfig fields: the ``dlr`` preset at ``scale`` (tiny: the small preset shortened)."""
-        cfg = get_preset("dlr").settings("paper" if scale == "paper" else "small", model)
-        if scale == "tiny":
-            cfg.update({k: v for k, v in _TINY.items() if k != "state_size" or "state_size" in cfg})
-        cfg["task"] = "dlr:shift" if task == LONG_SHIFT else f"dlr:{task}"
-        if task == LONG_SHIFT:
-            cfg.update(LONG[scale])
-        return {**cfg, "model": model, "lmax": False}
+        """The run's TrainConfig fields: those of ``fsa2rnn train --preset dlr`` (``dlr-long``) at ``scale``."""
+        return cell_config(*self.preset_flags(task, model)[:1], scale, self.preset_flags(task, model)[1])
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         return {"finding": FINDINGS[task]}
@@ -128,25 +124,28 @@ class DLRAtomic(Reproduction):
 
     # ------------------------------------------------------------------ the table and its plot
     def markdown(self, table: dict[str, Any]) -> str:
-        """R² per task (rows) and model (columns): the median and every seed, the paper's finding beside."""
+        """R² per task (rows) and model (columns): the median over the seeds, the paper's finding beside (at most 7
+        columns); every seed in a second table."""
         cells = {(c["task"], c["model"]): c for c in table["cells"]}
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         models = [m for m in self.models if any(m == c["model"] for c in table["cells"])]
         lines = [
             *heading(table),
-            "R²: the median over the seeds, then every seed (seed: R²); – not in the table.",
+            "R²: the median over the seeds (every seed below); – not in the table.",
             "",
-            "| task | length | " + " | ".join(MODEL_NAMES[m] for m in models) + " | the paper (in words) | wall s |",
-            "|---|---|" + "---|" * len(models) + "---|---|",
+            *header(["task (length)", *(MODEL_NAMES[m] for m in models), "the paper (in words)", "wall s"]),
         ]
         for task in tasks:
-            row = [cells.get((task, m)) for m in models]
-            present = [c for c in row if c]
-            length = next((c["length"] for c in present if c.get("length")), "-")
+            row_cells = [cells.get((task, m)) for m in models]
+            present = [c for c in row_cells if c]
+            length = next((c["length"] for c in present if c.get("length")), None)
             seconds = round(sum(c["seconds"] for c in present), 1)
-            texts = [_cell_text(c) for c in row]
             finding = (present[0].get("paper") or {}).get("finding", "-") if present else "-"
-            lines.append(f"| {task} | {length} | " + " | ".join(texts) + f" | {finding} | {seconds} |")
+            name = task if length is None else f"{task} ({length})"
+            lines.append(row([name, *(_median_text(c) for c in row_cells), finding, seconds]))
+        lines += ["", "Every seed (seed: R²):", "", *header(["task", "model", "seed: R²"])]
+        for c in table["cells"]:
+            lines.append(row([c["task"], MODEL_NAMES.get(c["model"], c["model"]), _seeds(c)]))
         lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
@@ -176,17 +175,18 @@ class DLRAtomic(Reproduction):
         ax.set_xticks(range(len(tasks)), tasks, rotation=30, fontsize=8)
         scores = [r["r2"] for c in table["cells"] for r in c["seeds"] if r.get("status") == "done"]
         ax.set_ylim(max(floor, min([0.0, *scores])) - 0.05, 1.05)
-        ax.set_ylabel("R² (seeds: dots; median: bar)")
-        ax.set_title(f"{table['title']} ({table['scale']} scale)", fontsize=10)
-        ax.legend(fontsize=7, loc="lower left")
+        ax.set_ylabel("R² (below −0.5: drawn at −0.5)")
+        ax.set_title(f"{table['title']} ({table['scale']} scale; the paper states its findings in words)", fontsize=10)
+        ax.plot([], [], "o", ls="", color="grey", ms=4, label="a seed")
+        ax.plot([], [], "-", color="grey", lw=2, label="the median")
+        legend_outside(ax)
         save_plot(fig, path)
 
 
-def _cell_text(cell: dict[str, Any] | None) -> str:
-    if cell is None:
-        return "–"
-    seeds = ", ".join(
-        f"{r['job']['seed']}: {r['r2']:.3f}" if r.get("status") == "done" else f"{r['job']['seed']}: not run"
-        for r in cell["seeds"]
-    )
-    return f"**{cell.get('aggregate', 'not run')}** ({seeds})"
+def _median_text(cell: dict[str, Any] | None) -> str:
+    return "–" if cell is None else f"**{cell.get('aggregate', 'not run')}**"
+
+
+def _seeds(cell: dict[str, Any]) -> str:
+    return seeds_text(cell["seeds"], lambda r: f"{r['job']['seed']}: {r['r2']:.3f}" if r.get("status") == "done"
+                      else f"{r['job']['seed']}: {r.get('status', 'not run')}")  # fmt: skip

@@ -17,15 +17,13 @@ from typing import Any
 from ....fsa.errors import SpecError
 from ....fsa.plotting import pyplot
 from ..presets import get_preset
-from .base import Job, Reproduction
+from .base import Job, Reproduction, cell_config, preset_job
 from .grazzi_table3 import ARM_NAMES, ARMS, EIG, MODEL_NAMES
-from .tables import TINY_NOTE, heading, notes_block, save_plot
+from .tables import TINY_NOTE, header, heading, legend_outside, notes_block, row, save_plot, seeds_text
 
 PRESET = "grazzi-s5"
 #: the table's variant → fsa2rnn task
 TASKS = {"S5": "grazzi:S5", "swaps": "grazzi:S5:swaps", "s3": "grazzi:S5:s3", "tokens4": "grazzi:S5:tokens4"}
-#: Fig. 4's training length per variant (its caption: 32, and 64 for 4 tokens per transition)
-TRAIN_LENGTH = {"tokens4": 64}
 #: §5.2's findings per variant (Fig. 4 is an image; best of 3 seeds, 100 epochs of 1.6M words)
 PAPER = {
     "swaps": "DeltaNet [−1, 1] with one layer learns the task fully; DeltaNet [0, 1] with 5 layers generalizes just "
@@ -37,8 +35,6 @@ PAPER = {
     "S5": "all models have sequence accuracy 0 before length 30",
 }
 MAMBA_FINDING = "Mamba performs poorly on every setup, with either eigenvalue range"
-#: the tiny scale (the test suite's check of the pipeline): the small preset cut to a few steps and words
-TINY = dict(steps=4, batch=8, val_every=2, val_samples=8, samples=16, cap=64)
 
 
 class GrazziS5(Reproduction):
@@ -47,6 +43,7 @@ class GrazziS5(Reproduction):
     source = "Grazzi et al., negative eigenvalues, §5.2 Fig. 4 (best of 3 seeds; all seeds in Fig. 7); App. E.2.1"
     tasks = tuple(TASKS)
     models = ("deltanet", "mamba")
+    tiny_tasks = ("swaps",)
     arms = ARMS
     seeds = (42, 43, 44)
 
@@ -55,27 +52,21 @@ class GrazziS5(Reproduction):
         for task in tasks:
             for model in models:
                 for arm in arms:
-                    cfg = self.config(scale, task, model, arm)
-                    out += [Job(task, model, arm, s, cfg) for s in seeds]
+                    self.config(scale, task, model, arm)  # the scale checked
+                    out += preset_job(task, model, arm, seeds, PRESET, scale, self.flags(task, model, arm))
         return out
 
+    def flags(self, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The ``fsa2rnn train --preset grazzi-s5`` flags of a cell: the variant's task, the model and its eigenvalue
+        range; the training length of 4 tokens per transition (64) is the preset's, per task."""
+        return {"task": TASKS[task], "model": model, "eig": EIG[arm]}
+
     def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
-        """The grazzi-s5 preset's settings at the scale (tiny: the small preset cut down), the variant's task and
-        training length (its evaluation lengths scaled with it), the model and its eigenvalue range."""
+        """The cell's TrainConfig fields: those of ``fsa2rnn train TASK --preset grazzi-s5 --scale S``."""
         try:
-            cfg = get_preset(PRESET).settings("small" if scale == "tiny" else scale, model)
+            return cell_config(PRESET, scale, self.flags(task, model, arm))
         except SpecError as err:
             raise SpecError(f"{self.name} --scale {scale}: the {PRESET} preset has no such scale ({err})") from None
-        cfg.update(task=TASKS[task], model=model, eig=EIG[arm], preset=PRESET, scale=scale)
-        if task in TRAIN_LENGTH:
-            n = TRAIN_LENGTH[task]
-            low = int(cfg["train_length"].split("..")[0])
-            cfg["train_length"] = f"{n}..{n}"
-            cfg["eval_lengths"] = [x * n // low for x in cfg["eval_lengths"]]
-            cfg["cap"] = max(cfg["cap"], 2 * max(cfg["eval_lengths"]))
-        if scale == "tiny":
-            cfg.update(TINY, eval_lengths=cfg["eval_lengths"][:2])
-        return cfg
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         return {"aggregate": MAMBA_FINDING if model == "mamba" else PAPER[task]}
@@ -102,6 +93,7 @@ class GrazziS5(Reproduction):
             "aggregate": f"{curve} (seed {best['seed']})",
             "lengths": best["lengths"],
             "best_curve": best["sequence_accuracy"],
+            "best_seed": best["seed"],
             "train_length": best["train_length"],
         }
 
@@ -128,68 +120,94 @@ class GrazziS5(Reproduction):
         return notes
 
     def markdown(self, table: dict[str, Any]) -> str:
+        """The best seed per cell beside §5.2's finding (7 columns), then every seed in a second table."""
         lines = [
             *heading(table),
-            "| variant | model | eigenvalues | layers | trained at | lengths | "
-            "seed: sequence accuracy per length (token accuracy) | L_max | wall s | the paper (§5.2) |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
+            *header(["variant", "model · eigenvalues", "layers · trained at",
+                     "ours: best seed, sequence accuracy per length", "L_max", "wall s", "the paper (§5.2)"]),
+        ]  # fmt: skip
         for c in table["cells"]:
             paper = (c.get("paper") or {}).get("aggregate", "-")
-            for i, rec in enumerate(c["seeds"]):
-                seed = rec["job"]["seed"]
+            done = [r for r in c["seeds"] if r.get("status") == "done"]
+            model = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
+            if not done:
+                lines.append(row([c["task"], model, "-", seeds_text(c["seeds"], str), "-", "-", paper]))
+                continue
+            best = next((r for r in done if r["seed"] == c.get("best_seed")), done[0])
+            lengths = " / ".join(str(n) for n in best["lengths"])
+            lines.append(row([
+                c["task"], model, f"{best['layers']} · {best['train_length'].split('..')[0]}",
+                f"{c.get('aggregate', '-')} at {lengths}", _lmax(best), c["seconds"], paper,
+            ]))  # fmt: skip
+        lines += ["", "Every seed:", ""]
+        lines += header(["variant", "model · eigenvalues", "seed", "lengths",
+                         "sequence accuracy per length (token accuracy)", "L_max"])  # fmt: skip
+        for c in table["cells"]:
+            model = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
+            if not any(r.get("status") == "done" for r in c["seeds"]):
+                lines.append(row([c["task"], model, seeds_text(c["seeds"], str), "-", "-", "-"]))
+                continue
+            for rec in c["seeds"]:
                 if rec.get("status") != "done":
-                    row = ["-", "-", f"{seed}: not run", "-", "-"]
-                else:
-                    cap = "≥" if rec.get("l_max_capped") else ""
-                    row = [
-                        str(rec["layers"]),
-                        rec["train_length"].split("..")[0],
-                        " / ".join(str(n) for n in rec["lengths"]),
-                        f"{seed}: "
-                        + " / ".join(f"{a:.3f}" for a in rec["sequence_accuracy"])
-                        + " (token accuracy "
-                        + " / ".join(f"{a:.3f}" for a in rec["token_accuracy"])
-                        + ")",
-                        f"{cap}{rec.get('l_max')}",
-                    ]
-                lines.append(
-                    f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | "
-                    f"{ARM_NAMES.get(c['arm'], c['arm'])} | {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | "
-                    f"{rec.get('seconds', '-')} | {paper if i == 0 else ''} |"
-                )
+                    lines.append(row([c["task"], model, rec["job"]["seed"], "-", rec.get("status", "not run"), "-"]))
+                    continue
+                lines.append(row([
+                    c["task"], model, rec["job"]["seed"], " / ".join(str(n) for n in rec["lengths"]),
+                    " / ".join(f"{a:.3f}" for a in rec["sequence_accuracy"])
+                    + " (" + " / ".join(f"{a:.3f}" for a in rec["token_accuracy"]) + ")",
+                    _lmax(rec),
+                ]))  # fmt: skip
         lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
     def plot(self, table: dict[str, Any], path: Path) -> None:
-        """Sequence accuracy against length, one panel per variant (Fig. 4): every seed (thin), the best (bold),
-        the training length dashed."""
+        """Sequence accuracy against length, one panel per variant (Fig. 4): every seed (thin), the best (bold), each
+        model and eigenvalue range with its own colour, marker and line style and nudged sideways so that lines
+        that coincide (all at 0, or all at 1) stay visible; the training length dashed. Fig. 4 is an image whose
+        values the paper does not state: its findings are in the table, not drawn."""
         plt = pyplot()
 
         tasks = list(dict.fromkeys(c["task"] for c in table["cells"]))
         series = list(dict.fromkeys((c["model"], c["arm"]) for c in table["cells"]))
+        markers, styles = "osD^v<>", ["-", "--", "-.", ":"]
         fig, axes = plt.subplots(1, len(tasks), figsize=(max(6.0, 3.4 * len(tasks) + 0.5), 3.4), squeeze=False)
         for ax, task in zip(axes[0], tasks):
+            here = [(c["model"], c["arm"]) for c in table["cells"] if c["task"] == task]
             for c in table["cells"]:
                 if c["task"] != task:
                     continue
-                color = f"C{series.index((c['model'], c['arm']))}"
+                k = series.index((c["model"], c["arm"]))
+                color, marker, style = f"C{k}", markers[k % len(markers)], styles[k % len(styles)]
+                # a sideways offset on the log axis among the panel's lines (none for a panel of one)
+                nudge = 2 ** (0.06 * (here.index((c["model"], c["arm"])) - (len(here) - 1) / 2))
                 label = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
                 for rec in c["seeds"]:
                     if rec.get("status") == "done":
-                        ax.plot(rec["lengths"], rec["sequence_accuracy"], "-", color=color, lw=0.7, alpha=0.4)
+                        xs = [n * nudge for n in rec["lengths"]]
+                        ax.plot(xs, rec["sequence_accuracy"], style, color=color, lw=0.7, alpha=0.4)
                 if c.get("best_curve"):
-                    ax.plot(c["lengths"], c["best_curve"], "o-", color=color, lw=1.8, ms=3, label=label)
+                    xs = [n * nudge for n in c["lengths"]]
+                    ax.plot(xs, c["best_curve"], ls=style, marker=marker, color=color, lw=1.6, ms=4, mfc="none",
+                            label=label)  # fmt: skip
                     ax.axvline(int(c["train_length"].split("..")[0]), color="grey", ls="--", lw=0.8)
             ax.set_xscale("log", base=2)
-            ax.set_ylim(-0.03, 1.03)
+            ax.set_ylim(-0.05, 1.05)
             ax.set_xlabel("sequence length", fontsize=8)
             ax.set_title(task, fontsize=9)
         axes[0][0].set_ylabel("sequence accuracy")
-        seen = {}
+        seen: dict[str, Any] = {}
         for ax in axes[0]:
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 seen.setdefault(label, handle)
-        axes[0][-1].legend(list(seen.values()), list(seen), fontsize=6, loc="best")
-        fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
+        last = axes[0][-1]
+        extra = [
+            last.plot([], [], "-", color="grey", lw=0.7, alpha=0.6)[0],
+            last.plot([], [], "--", color="grey", lw=0.8)[0],
+        ]
+        legend_outside(last, [*seen.values(), *extra], [*seen, "ours: every seed", "the training length"])
+        fig.suptitle(f"{table['title']} ({table['scale']} scale; the paper's Fig. 4 states no values)", fontsize=9)
         save_plot(fig, path)
+
+
+def _lmax(rec: dict[str, Any]) -> str:
+    return f"{'≥' if rec.get('l_max_capped') else ''}{rec.get('l_max')}"

@@ -3,9 +3,9 @@ Table 3 (best of 3 seeds) and App. E.1 Table 5 (median ± MAD): the scaled accur
 DeltaNet with the eigenvalue range [0, 1] and [−1, 1] on parity and modular arithmetic without and with brackets.
 
 The arm of a job is the eigenvalue range: ``0..1`` or ``-1..1`` (``--arm -1..1``; the run's ``--eig 0,1`` or
-``-1,1``). Every job's settings
-come from the presets (``grazzi-parity``; ``grazzi-modarith`` for both arithmetic tasks) at the requested scale, so
-the presets stay the one source of settings; a scale a preset has no settings for is refused. The learning-rate
+``-1,1``). Every job is the run of ``fsa2rnn train TASK --preset P --scale S --model M --eig E`` (``grazzi-parity``;
+``grazzi-modarith`` for both arithmetic tasks), so the presets stay the one source of settings; a scale a preset has
+no settings for is refused. The learning-rate
 protocol is the paper's (App. E.1.1; fsa2rnn.nn.train.lr_grid): every rate of the grid × every seed, the rate with
 the highest median score chosen, that rate's best seed (Table 3) and median (Table 5) reported — at the scales
 where the grid is affordable (:data:`GRIDS`); elsewhere the preset's one rate.
@@ -26,8 +26,8 @@ from ....fsa.errors import SpecError
 from ....fsa.plotting import pyplot
 from ..lr_grid import PAPER_GRID, grid_summary
 from ..presets import get_preset
-from .base import Job, Reproduction
-from .tables import TINY_NOTE, heading, notes_block, save_plot
+from .base import Job, Reproduction, cell_config, preset_job
+from .tables import TINY_NOTE, header, heading, legend_outside, notes_block, row, save_plot, seeds_text
 
 #: the table's task → (fsa2rnn task, the preset its settings come from)
 TASKS = {
@@ -71,8 +71,6 @@ GRIDS: dict[str, tuple[float, ...] | None] = {
     "medium": None,
     "paper": PAPER_GRID,
 }
-#: the tiny scale (the test suite's check of the pipeline): the small preset cut to a few steps and words
-TINY = dict(steps=4, batch=8, val_every=2, val_samples=8, samples=16, eval_lengths=[40, 64], cap=64)
 
 
 @dataclass(frozen=True)
@@ -95,6 +93,7 @@ class GrazziTable3(Reproduction):
     )
     tasks = tuple(TASKS)
     models = MODELS
+    tiny_tasks = ("parity",)
     arms = ARMS
     seeds = (42, 43, 44)
     paper = PAPER
@@ -105,27 +104,25 @@ class GrazziTable3(Reproduction):
             for model in models:
                 for arm in arms:
                     base = self.config(scale, task, model, arm)
-                    for lr in GRIDS[scale] or (base["lr"],):
-                        cfg = {**base, "lr": lr}
-                        out += [GridJob(task, model, arm, s, cfg, lr=lr) for s in seeds]
+                    for lr in GRIDS[scale] or (None,):
+                        flags = {**self.flags(task, model, arm), **({} if lr is None else {"lr": lr})}
+                        out += preset_job(task, model, arm, seeds, TASKS[task][1], scale, flags, GridJob,
+                                          lr=base["lr"] if lr is None else lr)  # fmt: skip
         return out
 
+    def flags(self, task: str, model: str, arm: str) -> dict[str, Any]:
+        """The ``fsa2rnn train --preset`` flags of a cell: the task, the model and its eigenvalue range (``--eig``)."""
+        return {"task": TASKS[task][0], "model": model, "eig": EIG[arm]}
+
     def config(self, scale: str, task: str, model: str, arm: str) -> dict[str, Any]:
-        """The job's TrainConfig fields: the preset's at the scale (tiny: the small preset cut down), then the
-        table's task, model and eigenvalue range."""
-        fsa_task, preset_name = TASKS[task]
-        preset = get_preset(preset_name)
+        """The cell's TrainConfig fields: those of ``fsa2rnn train TASK --preset P --scale S --model M --eig E``
+        (the preset's rate; a grid job gives its own ``--lr``)."""
+        preset_name = TASKS[task][1]
         try:
-            cfg = preset.settings("small" if scale == "tiny" else scale, model)
+            return cell_config(preset_name, scale, self.flags(task, model, arm))
         except SpecError as err:
             why = f"{self.name} --scale {scale}: the {preset_name} preset has no such scale ({err})"
             raise SpecError(why) from None
-        cfg.update(task=fsa_task, model=model, eig=EIG[arm], preset=preset_name, scale=scale)
-        if task == "modarith_brackets" and cfg.get("labels") == "dense":
-            cfg["labels"] = "answer"  # the bracket task judges only the value at '=' (it offers no dense labels)
-        if scale == "tiny":
-            cfg.update(TINY)
-        return cfg
 
     def paper_cell(self, task: str, model: str, arm: str) -> dict[str, Any] | None:
         return self.paper.get((task, model, arm))
@@ -211,40 +208,38 @@ class GrazziTable3(Reproduction):
     def markdown(self, table: dict[str, Any]) -> str:
         lines = [
             *heading(table),
-            "| task | model | eigenvalues | labels · conv · form | ours: best | ours: median ± MAD | lr | "
-            "≥ 0.99 | paper: best (Table 3) | paper: median ± MAD (Table 5) | wall s |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
+            *header(["task", "model · eigenvalues", "labels · conv · form", "ours: best · median ± MAD",
+                     "lr · ≥ 0.99", "paper: best (Table 3) · median ± MAD (Table 5)", "wall s"]),
+        ]  # fmt: skip
         for c in table["cells"]:
             paper = c.get("paper") or {}
             med = "-" if c.get("median") is None else f"{c['median']:.3f} ± {c['mad']:.3f}"
-            lines.append(
-                f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | {ARM_NAMES.get(c['arm'], c['arm'])} | "
-                f"{_setting(c)} | {c.get('aggregate', '-')} | {med} | "
-                f"{'-' if c.get('chosen_lr') is None else format(c['chosen_lr'], 'g')} | {c.get('learned', '-')} | "
-                f"{paper.get('aggregate', '-')} | "
-                f"{paper.get('median', '-')} ± {paper.get('mad', '-')} | {c['seconds']} |"
-            )
+            rate = "-" if c.get("chosen_lr") is None else format(c["chosen_lr"], "g")
+            ours = f"{c.get('aggregate', '-')} · {med}" if c.get("median") is not None else c.get("aggregate", "-")
+            lines.append(row([
+                c["task"], f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}",
+                _setting(c), ours, f"{rate} · {c.get('learned', '-')}",
+                f"{paper.get('aggregate', '-')} · {paper.get('median', '-')} ± {paper.get('mad', '-')}"
+                if paper else "-", c["seconds"],
+            ]))  # fmt: skip
         lines += [
             "",
             "Every run: per seed the scaled accuracy on 40..256 and, in brackets, the sequence accuracy at the "
             "largest evaluation length over the judged positions (answer-only labels: the accuracy of the answers); "
             "* the chosen rate.",
             "",
-            "| task | model | eigenvalues | lr | seed: scaled accuracy (sequence accuracy) | median |",
-            "|---|---|---|---|---|---|",
+            *header(["task", "model · eigenvalues", "lr", "seed: scaled accuracy (sequence accuracy)", "median"]),
         ]
         for c in table["cells"]:
+            model = f"{MODEL_NAMES.get(c['model'], c['model'])} {ARM_NAMES.get(c['arm'], c['arm'])}"
             for rate in dict.fromkeys(r.get("lr", r["job"].get("lr")) for r in c["seeds"]):
                 recs = [r for r in c["seeds"] if r.get("lr", r["job"].get("lr")) == rate]
                 done = [r["score"] for r in recs if r.get("status") == "done" and r.get("score") is not None]
                 mark = "*" if rate == c.get("chosen_lr") else ""
-                lines.append(
-                    f"| {c['task']} | {MODEL_NAMES.get(c['model'], c['model'])} | "
-                    f"{ARM_NAMES.get(c['arm'], c['arm'])} | {'-' if rate is None else format(rate, 'g')}{mark} | "
-                    + ", ".join(_run_text(r) for r in recs)
-                    + f" | {'-' if not done else format(statistics.median(done), '.3f')} |"
-                )
+                lines.append(row([
+                    c["task"], model, f"{'-' if rate is None else format(rate, 'g')}{mark}",
+                    seeds_text(recs, _run_text), "-" if not done else format(statistics.median(done), ".3f"),
+                ]))  # fmt: skip
         lines += notes_block(table)
         return "\n".join(lines) + "\n"
 
@@ -278,10 +273,13 @@ class GrazziTable3(Reproduction):
             ax.axhline(0, color="lightgrey", lw=0.8)
             ax.set_title(task, fontsize=9)
         axes[0][0].set_ylabel("scaled accuracy, lengths 40..256")
-        axes[0][-1].plot([], [], marker="_", ls="", color="black", ms=12, mew=2, label="paper: best of 3")
-        axes[0][-1].plot([], [], marker="_", ls="", color="grey", ms=10, mew=2, label="paper: median")
-        axes[0][-1].plot([], [], "o", color="C0", ms=4, label="ours: seeds (bar: best)")
-        axes[0][-1].legend(fontsize=6, loc="center right")
+        last = axes[0][-1]
+        last.plot([], [], "o", ls="", color="grey", ms=4, label="ours: a seed at the chosen rate")
+        last.plot([], [], "o", ls="", color="grey", ms=4, alpha=0.2, label="ours: a seed at another rate")
+        last.plot([], [], "-", color="grey", lw=2, label="ours: best of the seeds")
+        last.plot([], [], marker="_", ls="", color="black", ms=12, mew=2, label="paper: best of 3 (Table 3)")
+        last.plot([], [], marker="_", ls="", color="grey", ms=10, mew=2, label="paper: median (Table 5)")
+        legend_outside(last)
         fig.suptitle(f"{table['title']} ({table['scale']} scale)", fontsize=9)
         save_plot(fig, path)
 

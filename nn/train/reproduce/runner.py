@@ -12,18 +12,24 @@ is recorded as failed and retried by the next invocation."""
 
 from __future__ import annotations
 
+import functools
 import json
+import subprocess
+import sys
 import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .... import __version__
 from ....fsa import signals
 from ....fsa.errors import SpecError
 from ....fsa.io import atomic_write_text, output_directory
+from ....fsa.progress import quiet
 from ..launch import Launcher, Task, run_tasks
 from ..runfiles import EVAL, read_json
-from .base import Job, Reproduction
+from . import walltimes
+from .base import Job, Reproduction, train_command
 
 RECORD = "reproduce.json"
 TABLE_FORMAT = "fsa2rnn.reproduction/1"
@@ -84,7 +90,7 @@ def finished(
     if why is None and not train_missing:
         why = "not finished in DIR (--table-only trains nothing)"
     if why is not None:
-        return {"job": _job_dict(job), "status": "not run", "reason": why}
+        return {"job": _job_dict(job), "status": "not run", "reason": why, **_lr(job)}
     return None
 
 
@@ -133,9 +139,11 @@ def reproduce(
     table_only: bool = False,
     launcher: Launcher | None = None,
 ) -> dict[str, Any]:
-    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: one line over the
-    runs on stderr (fsa2rnn.fsa.progress: also off under ``--quiet``). ``table_only``: train nothing, the table of
-    the runs already finished in ``out`` (the others "not run"). ``launcher``: where the runs train (nn/train/launch;
+    """Run (or read back) every job and write the table; the table's JSON object. ``progress``: first one line with
+    the number of runs to train and their estimated time (walltimes.py), then one line over the runs, on stderr
+    (fsa2rnn.fsa.progress: both off under ``--quiet``); the wall times of the runs finished here go to
+    walltimes.json. ``table_only``: train nothing, the table of the runs already finished in ``out`` (the others "not
+    run"). ``launcher``: where the runs train (nn/train/launch;
     default: this process, in turn). A run that fails is reported (``failed: DIR/runs/NAME: …``, its traceback in
     DIR/failed/NAME.txt) and recorded with status "failed"; the others go on, and the next invocation retries it."""
     out.mkdir(parents=True, exist_ok=True)
@@ -145,18 +153,24 @@ def reproduce(
     work = partial(run_job, scale=scale, device=launcher.device)
     tasks = [Task(str(out / "runs" / jobs[i].name), work, (rep, jobs[i], out)) for i in todo]
     times = [r.get("seconds", 0.0) for r in records if r is not None and r.get("status") == "done"]
+    if progress and not table_only and not quiet():
+        print(walltimes.plan_line(rep.name, scale, [jobs[i] for i in todo], len(jobs)), file=sys.stderr, flush=True)
     outcomes = run_tasks(launcher, tasks, desc=rep.name, done=len(jobs) - len(todo), total=len(jobs),
                          seconds=times, progress=progress and not table_only, folder=out)  # fmt: skip
+    measured = []
     for i, result in zip(todo, outcomes):
         trace = out / FAILED / f"{jobs[i].name}.txt"
         if result.ok:
             records[i] = result.value
             trace.unlink(missing_ok=True)
+            if result.value.get("status") == "done" and result.value.get("seconds"):
+                measured.append((jobs[i], float(result.value["seconds"])))
         else:
             records[i] = {"job": _job_dict(jobs[i]), "status": "failed", "run": str(Path("runs") / jobs[i].name),
-                          "reason": result.error}  # fmt: skip
+                          "reason": result.error, **_lr(jobs[i])}  # fmt: skip
             trace.parent.mkdir(exist_ok=True)
             atomic_write_text(trace, result.detail or result.error or "")
+    walltimes.record(rep.name, scale, measured)
     table = build_table(rep, scale, jobs, [r for r in records if r is not None])
     text, markdown = json.dumps(table, indent=1), rep.markdown(table)
     with signals.deferred():  # the three files together, or (killed) the old ones
@@ -175,6 +189,40 @@ def failed_runs(table: dict[str, Any]) -> list[dict[str, Any]]:
 def _named(job: Job) -> tuple[str, ...]:
     """A plug-in job's import path: named on the command line (``--models``), so its runs may import it."""
     return (job.model,) if ":" in job.model else ()
+
+
+def _lr(job: Job) -> dict[str, Any]:
+    """A grid job's rate, kept in the record of a run that did not finish (the table places it by its rate)."""
+    return {"lr": job.lr} if hasattr(job, "lr") else {}
+
+
+@functools.cache
+def version() -> dict[str, Any]:
+    """The fsa2rnn that made a table: its version and, where the package is a git checkout, the commit (with
+    ``dirty`` where the checkout has changes)."""
+    info: dict[str, Any] = {"version": __version__, "commit": None}  # (cached: one look per process)
+    root = Path(__file__).resolve().parents[3]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()  # fmt: skip
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return info
+    return {**info, "commit": head or None, "dirty": bool(status.strip())}
+
+
+def _cell_preset(jobs: list[Job]) -> dict[str, Any] | None:
+    """The preset a cell's runs come from, its scale, the train flags beside them and the command line of its first
+    seed (a learning-rate grid's rates apart, as ``lr_grid``: one run per rate)."""
+    job = jobs[0]
+    if not job.preset:
+        return None
+    rates = list(dict.fromkeys(j.flags["lr"] for j in jobs if "lr" in j.flags))
+    flags = {k: v for k, v in job.flags.items() if k != "lr" or len(rates) < 2}
+    out = {"name": job.preset, "scale": job.config.get("scale"), "flags": flags,
+           "command": train_command(job.preset, job.config.get("scale"), flags, job.seed)}  # fmt: skip
+    return {**out, "lr_grid": rates} if len(rates) > 1 else out
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
@@ -196,6 +244,7 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
                 "arm": arm,
                 **agg,
                 "paper": rep.paper_cell(task, model, arm),
+                "preset": _cell_preset([j for j, _ in items]),
                 "seeds": [r for _, r in items],
                 "seconds": round(sum(r.get("seconds", 0.0) for r in done), 1),
             }
@@ -206,6 +255,7 @@ def build_table(rep: Reproduction, scale: str, jobs: list[Job], records: list[di
         "title": rep.title,
         "source": rep.source,
         "scale": scale,
+        "fsa2rnn": version(),
         "notes": rep.notes(scale),
         "cells": rows,
     }
