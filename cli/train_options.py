@@ -87,6 +87,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "bias; default) or plain (no output norm, PyTorch's init, a beta bias)."
         ),
     ),
+    (
+        ("--dlr-init",),
+        dict(
+            help="dlr/dlr-prod/dss-exp initialisation: default (the layer's: the DLR paper's local decay, DSS's HiPPO "
+            "frequencies) or atomic (the authors' atomic tasks: DLR |lambda| ~ 1, DSS_exp linear Lambda, "
+            "Delta in [1e-4, 1e-2])."
+        ),
+    ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
