@@ -1,8 +1,8 @@
 """The short causal depthwise convolution of Mamba and DeltaNet (kernel size 4, SiLU), with a carried cache.
 
-y_t[c] = silu(Σ_{i<K} w[c, i] · x_{t−K+1+i}[c] + b[c]), b[c] only with ``bias=True``; the cache holds the last K − 1 inputs, so a sequence read in
-chunks gives the outputs of the whole sequence. Besides local mixing it provides the one-step causal shift that
-cascade wiring needs (docs/theory.md, "The timing of cascades").
+y_t[c] = silu(Σ_{i<K} w[c, i] · x_{t−K+1+i}[c] + b[c]), b[c] only with ``bias=True``; the cache holds the last
+K − 1 inputs, so a sequence read in chunks gives the outputs of the whole sequence. Besides local mixing it provides the
+one-step causal shift that cascade wiring needs (docs/theory.md, "The timing of cascades").
 
 The bias follows the authors' layers: fla's ``ShortConvolution`` (the convolution of the DeltaNet/DeltaProduct the
 Grazzi et al. runs use) has ``bias=False``; the Mamba block's ``nn.Conv1d`` has a bias (``conv_bias=True`` in

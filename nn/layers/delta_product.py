@@ -52,9 +52,10 @@ class DeltaProduct(SequenceLayer):
     Parameters: ``heads`` H, ``head_dim`` dk, ``value_dim`` dv (default dk), ``n_h`` delta steps per token,
     ``beta_range`` (0, 1) | (0, 2), ``short_conv`` (a causal depthwise convolution of size ``conv_size`` with SiLU on
     q, k, v, as in fla), ``conv_bias`` (a bias in that convolution: False as fla's ``ShortConvolution``; runs written
-    before the option had one, nn/train/config.py ``read_run_record``), ``normalize_q`` (L2-normalize queries too, fla's default), ``learn_h0`` (S_0 is a parameter,
-    zero at init; else a zero buffer), ``impl`` passed to :func:`fsa2rnn.nn.ops.delta_product`, ``form`` "fla" |
-    "plain" and ``output_norm`` (None: the form's) as in the module docstring.
+    before the option had one, nn/train/config.py ``read_run_record``), ``normalize_q`` (L2-normalize queries too,
+    fla's default), ``learn_h0`` (S_0 is a parameter, zero at init; else a zero buffer), ``impl`` passed to
+    :func:`fsa2rnn.nn.ops.delta_product`, ``form`` "fla" | "plain" and ``output_norm`` (None: the form's) as in the
+    module docstring.
     State: ``{"S": (B, H, dk, dv), "conv": (B, conv_size − 1, channels) | None}``.
     """
 

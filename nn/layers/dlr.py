@@ -7,8 +7,9 @@ as exp(−a² + iθ) (|λ| ≤ 1); θ starts at 2πn/N, so that with a = 0 (``de
 K = DFT·w; the paper's default a starts at (e^r/2)^{1/2}, r ~ U(log 0.0005, log 0.5) (``decay_init="local"``), and w
 at N(0, N^{−2}) per real and imaginary part. ``decay_init="unit"`` is the authors' initialisation for the atomic
 tasks (ag1988/dlr README: ``dt_min = dt_max = 1e-5``, their ``Lambda_init="omega"``): −a² = −Δ/2 with Δ = 1e-5, so
-|λ| = e^{−5·10⁻⁶} ≈ 1 and no lag of the training length is damped at the start. ``bidirectional=True`` sums a second, anti-causal DLR. The layer's
-output is out_proj(GELU(y)); the convolution runs on :func:`fsa2rnn.nn.ops.dlr_kernel_conv` (FFT of size 2L).
+|λ| = e^{−5·10⁻⁶} ≈ 1 and no lag of the training length is damped at the start. ``bidirectional=True`` sums a
+second, anti-causal DLR. The layer's output is out_proj(GELU(y)); the convolution runs on
+:func:`fsa2rnn.nn.ops.dlr_kernel_conv` (FFT of size 2L).
 
 Carried state (causal layers): the same map in its modal (recurrent) form, x_t = μ ⊙ x_{t−1} + u_t over
 :func:`fsa2rnn.nn.ops.diag_scan` and y_t = part(Σ_m W_m x_t,m). For "re", μ = λ and W = w, part = Re; for "prod",
@@ -36,7 +37,6 @@ from torch import nn
 
 from ..ops import diag_scan, dlr_kernel_conv
 from .base import ConfigError, SequenceLayer, State, check_choice, check_positive
-
 
 #: Δ of ``decay_init="unit"``: the authors' ``dt_min = dt_max`` for the atomic tasks (ag1988/dlr README)
 UNIT_DT = 1e-5

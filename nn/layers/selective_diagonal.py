@@ -36,7 +36,7 @@ class SelectiveDiagonal(SequenceLayer):
 
     Parameters: ``state_size`` N per channel, ``expand`` (inner width D = expand · d_model), ``eig_range`` (0, 1) |
     (−1, 1), ``short_conv``/``conv_size`` (on the u branch), ``conv_bias`` (True: the Mamba block's ``nn.Conv1d``
-    has a bias, mamba_ssm's ``conv_bias=True``, which the authors' Mamba runs keep), ``input_silu`` (SiLU on u when there is no short
+    has a bias, mamba_ssm's default ``conv_bias=True``), ``input_silu`` (SiLU on u when there is no short
     convolution, as the Mamba block; the convolution ends in its own SiLU), ``dt_rank`` (None: Δ = softplus(W_Δ u +
     b_Δ) with a full D × D matrix; r: Mamba's low-rank W_Δ = W_up W_down through r channels), ``dt_min``/``dt_max``
     (Mamba's Δ initialization range), ``learn_h0`` (h_0 a parameter, zero at init), ``init`` ("torch": the
