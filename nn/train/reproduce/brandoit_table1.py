@@ -115,6 +115,9 @@ _COMMON = {
 #: 600 steps in every seed, sequence accuracy 0.02–0.59 on its validation words; TSO3's two-layer NFSM, seed 42, at
 #: token accuracy 0.23 after 600 steps, its heads exact after 900, released at 1175, its own output exact at 1550)
 _STEPS = {"small": {"Z16": 2000, "TSO3": 2500, "TSO4": 2500, "TSO5": 2500}}
+#: NFSM widths above the scale's for some tasks: M11's factored heads hold 4 × 11 = 44 indices, and the anchored
+#: readout is pinned (objectives.py ``can_pin``) only at a width ≥ 44, as the authors' width 128 is; small scale: 48
+_WIDTH = {"small": {"M11": 48}}
 _NFSM = {
     "tiny": dict(d_model=16),
     "small": dict(d_model=32),
@@ -183,7 +186,7 @@ class BrandoitTable1(Reproduction):
                 anchor_explore=0.01 if arm == "anchored" else 0.0,
                 nfsm_readout_std=1.0,
                 threshold=1.0,
-                **_NFSM[scale],
+                **{**_NFSM[scale], **({"d_model": _WIDTH[scale][task]} if task in _WIDTH.get(scale, {}) else {})},
             )
         else:
             # the Mamba⁻ column is the authors' block (layer mamba-minus: no convolution, a ↦ 2a − 1)
