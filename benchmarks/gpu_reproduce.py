@@ -11,9 +11,10 @@ which cells it covered, which it skipped and why, and the figures of those it ra
                                        [--out DIR] [--dry-run]
 
 ``--m11 SCALE`` adds, last, Table 1's M11 cell (the anchored NFSM, factored heads 4 × 11) at ``--scale SCALE`` of
-``reproduce brandoit-table1``: its readout pinned (width ≥ 44: 48 at small, 64 at medium), the cell whose
-``medium`` seed is projected at about 13 h on the project's shared 2-core CPU (docs/reproductions.md), so it is run
-here rather than there; it starts only while the budget has time left.
+``reproduce brandoit-table1``: its readout pinned (width ≥ 44: 48 at small, 64 at medium). One ``medium`` seed is
+projected at about 2.4 h on the project's shared 2-core CPU (1.0 s per step × 5000 steps and the L_max search to
+2^17; docs/reproductions.md), so it is meant for a machine with a GPU; it starts only while the budget has time left
+(and, once started, runs to its end).
 
 Brandoit cells run cheapest first; one is started only while the budget has room for it (the estimate: the longest
 run so far). A Grazzi cell is first timed on ``--probe-steps`` steps (one probe per task and model, bf16 on the
