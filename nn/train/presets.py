@@ -1,6 +1,6 @@
-"""Presets: the papers' training settings, at full scale (``--scale paper``, the default) or scaled down to at most
-3 minutes per run on a 2-core CPU, evaluation included (``--scale small``); a preset may add ``--scale medium``, a
-longer CPU run (at most about 20 minutes, resumable with ``--resume``). A preset only fills in the flags the user
+"""Presets: the papers' training settings, at full scale (``--scale paper``, the default) or scaled down to about 5
+minutes per run at most on a 2-core CPU, evaluation included (``--scale small``); a preset may add ``--scale medium``,
+a longer CPU run (at most about 30 minutes, resumable with ``--resume``). A preset only fills in the flags the user
 does not give; ``by_model`` refines it per ``--model`` (``"*"``: every model not named).
 
 Full-scale settings are the papers' where the paper states them; where our copy of a paper does not (Brandoit et
