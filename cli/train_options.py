@@ -174,8 +174,8 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
         ("--scale",),
         dict(
-            help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
-            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume)."
+            help="paper (full scale, default), small (≤ about 5 minutes per run on a 2-core CPU) or, where the "
+            "preset has it, medium (≤ about 30 minutes per run on a 2-core CPU; resumable with --resume)."
         ),
     ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),
