@@ -12,7 +12,7 @@ which cells it covered, which it skipped and why, and the figures of those it ra
 
 ``--m11 SCALE`` adds, last, Table 1's M11 cell (the anchored NFSM, factored heads 4 × 11) at ``--scale SCALE`` of
 ``reproduce brandoit-table1``: its readout pinned (width ≥ 44: 48 at small, 64 at medium). One ``medium`` seed is
-projected at about 2.4 h on the project's shared 2-core CPU (1.0 s per step × 5000 steps and the L_max search to
+projected at about 2.4–3 h on the project's shared 2-core CPU (1.0 s per step × 5000 steps and the L_max search to
 2^17; docs/reproductions.md), so it is meant for a machine with a GPU; it starts only while the budget has time left
 (and, once started, runs to its end).
 
