@@ -7,7 +7,14 @@ Grazzi et al.'s Table 3 cells for parity and modular arithmetic without brackets
 which cells it covered, which it skipped and why, and the figures of those it ran.
 
     python benchmarks/gpu_reproduce.py [--budget-s 420] [--seed 42] [--tasks Z2,S3,…] [--grazzi parity,modarith]
-                                       [--grazzi-models deltanet,mamba] [--grazzi-steps N] [--out DIR] [--dry-run]
+                                       [--grazzi-models deltanet,mamba] [--grazzi-steps N] [--m11 small|medium]
+                                       [--out DIR] [--dry-run]
+
+``--m11 SCALE`` adds, last, Table 1's M11 cell (the anchored NFSM, factored heads 4 × 11) at ``--scale SCALE`` of
+``reproduce brandoit-table1``: its readout pinned (width ≥ 44: 48 at small, 64 at medium). One ``medium`` seed is
+projected at about 2.4–3 h on the project's shared 2-core CPU (1.0 s per step × 5000 steps and the L_max search to
+2^17; docs/reproductions.md), so it is meant for a machine with a GPU; it starts only while the budget has time left
+(and, once started, runs to its end).
 
 Brandoit cells run cheapest first; one is started only while the budget has room for it (the estimate: the longest
 run so far). A Grazzi cell is first timed on ``--probe-steps`` steps (one probe per task and model, bf16 on the
@@ -84,7 +91,20 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "grazzi": rows,
         "grazzi_steps": args.grazzi_steps,
         "probe_steps": args.probe_steps,
+        "m11": m11_settings(args.m11) if args.m11 else None,
     }
+
+
+#: the M11 cell's settings the plan prints
+M11_SHOWN = ("d_model", "head_family", "batch", "steps", "lr", "early_stop", "cap")
+
+
+def m11_settings(scale: str) -> dict[str, Any]:
+    """The M11 anchored NFSM cell of brandoit-table1 at ``scale`` (the settings the plan prints)."""
+    from fsa2rnn.nn.train.reproduce import get_reproduction
+
+    cfg = get_reproduction("brandoit-table1").config(scale, "M11", "nfsm", "anchored")
+    return {"scale": scale, **{k: cfg.get(k) for k in M11_SHOWN}}
 
 
 def plan_text(p: dict[str, Any]) -> str:
@@ -97,6 +117,10 @@ def plan_text(p: dict[str, Any]) -> str:
     for row in p["grazzi"]:
         shown = ", ".join(f"{k} {'default' if row[k] is None else row[k]}" for k in SHOWN if k in row)
         lines.append(f"  {row['cell']} (paper {row['paper']:.3f}): {shown}")
+    if p.get("m11"):
+        m = p["m11"]
+        lines.append(f"Brandoit M11, anchored NFSM at --scale {m['scale']}: "
+                     + ", ".join(f"{k} {m[k]}" for k in M11_SHOWN))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -118,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--grazzi-models", default=",".join(GRAZZI_MODELS))
     ap.add_argument("--grazzi-steps", type=int, default=None, help="cut the Grazzi cells to N steps (default: 100k)")
     ap.add_argument("--probe-steps", type=int, default=30, help="steps that time a Grazzi cell (default 30)")
+    ap.add_argument("--m11", default=None, choices=("small", "medium"), help="add M11's cell at this scale, last")
     ap.add_argument("--out", default=None, help="the run directory (default: a temporary one)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit (no device needed)")
     ap.add_argument("--device", default="cuda", help="cuda (default); cpu only to check the script itself")
@@ -149,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         covered, skipped = _brandoit(args, out, t0)
         g_covered, g_skipped = _grazzi(args, out, t0)
+        m_covered, m_skipped = _m11(args, out, t0)
+        covered, skipped = covered + m_covered, skipped + m_skipped
         print(json.dumps({"covered": covered + g_covered, "not_covered": skipped + g_skipped,
                           "seconds": round(time.perf_counter() - t0, 1)}))  # fmt: skip
 
@@ -178,6 +205,25 @@ def _brandoit(args: argparse.Namespace, out: Path, t0: float) -> tuple[list[str]
     if jobs:
         print(rep.markdown(build_table(rep, "paper", jobs, records)))
     return [f"brandoit {j.task}" for j in jobs], skipped
+
+
+def _m11(args: argparse.Namespace, out: Path, t0: float) -> tuple[list[str], list[str]]:
+    """M11's anchored NFSM cell at ``--m11 SCALE``, when asked and while the budget has time left."""
+    if not args.m11:
+        return [], []
+    name = f"brandoit M11 ({args.m11})"
+    if time.perf_counter() - t0 > args.budget_s:
+        return [], [f"{name} (budget)"]
+    from fsa2rnn.nn.train.reproduce import get_reproduction
+    from fsa2rnn.nn.train.reproduce.runner import run_job
+
+    rep = get_reproduction("brandoit-table1")
+    (job,) = rep.jobs(args.m11, ["M11"], ["nfsm"], ["anchored"], [args.seed])
+    job.config["device"] = args.device
+    rec = run_job(rep, job, out / f"brandoit-m11-{args.m11}")
+    print(f"M11 ({args.m11}): L_max {rec.get('l_max_text')}, exact {rec.get('exact')}, {rec.get('seconds')} s",
+          flush=True)  # fmt: skip
+    return [name], []
 
 
 def _grazzi(args: argparse.Namespace, out: Path, t0: float) -> tuple[list[str], list[str]]:

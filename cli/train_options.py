@@ -87,6 +87,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "bias; default) or plain (no output norm, PyTorch's init, a beta bias)."
         ),
     ),
+    (
+        ("--dlr-init",),
+        dict(
+            help="dlr/dlr-prod/dss-exp initialisation: default (the layer's: the DLR paper's local decay, DSS's HiPPO "
+            "frequencies) or atomic (the authors' atomic tasks: DLR |lambda| ~ 1, DSS_exp linear Lambda, "
+            "Delta in [1e-4, 1e-2])."
+        ),
+    ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
@@ -166,9 +174,10 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
         ("--scale",),
         dict(
-            help="paper (full scale, default), small (≤ 3 minutes per run on a 2-core CPU) or, where the preset has "
-            "it, medium (≤ about 20 minutes per run on a 2-core CPU; resumable with --resume) or tiny (a few steps: "
-            "the smoke test's). With TASK, --model and --arm (or --eig), a reproduction's cell is exactly this run."
+            help="paper (full scale, default), small (≤ about 5 minutes per run on a 2-core CPU) or, where the "
+            "preset has it, medium (≤ about 30 minutes per run on a 2-core CPU; resumable with --resume) or tiny (a "
+            "few steps: the smoke test's). With TASK, --model and --arm (or --eig), a reproduction's cell is exactly "
+            "this run."
         ),
     ),
     (("--log-every",), dict(type=int, help="Steps between metrics records (default 10).")),

@@ -51,9 +51,11 @@ class DeltaProduct(SequenceLayer):
 
     Parameters: ``heads`` H, ``head_dim`` dk, ``value_dim`` dv (default dk), ``n_h`` delta steps per token,
     ``beta_range`` (0, 1) | (0, 2), ``short_conv`` (a causal depthwise convolution of size ``conv_size`` with SiLU on
-    q, k, v, as in fla), ``normalize_q`` (L2-normalize queries too, fla's default), ``learn_h0`` (S_0 is a parameter,
-    zero at init; else a zero buffer), ``impl`` passed to :func:`fsa2rnn.nn.ops.delta_product`, ``form`` "fla" |
-    "plain" and ``output_norm`` (None: the form's) as in the module docstring.
+    q, k, v, as in fla), ``conv_bias`` (a bias in that convolution: False as fla's ``ShortConvolution``; runs written
+    before the option had one, nn/train/config.py ``read_run_record``), ``normalize_q`` (L2-normalize queries too,
+    fla's default), ``learn_h0`` (S_0 is a parameter, zero at init; else a zero buffer), ``impl`` passed to
+    :func:`fsa2rnn.nn.ops.delta_product`, ``form`` "fla" | "plain" and ``output_norm`` (None: the form's) as in the
+    module docstring.
     State: ``{"S": (B, H, dk, dv), "conv": (B, conv_size − 1, channels) | None}``.
     """
 
@@ -72,6 +74,7 @@ class DeltaProduct(SequenceLayer):
         beta_range: Sequence[float] = (0, 2),
         short_conv: bool = True,
         conv_size: int = 4,
+        conv_bias: bool = False,
         normalize_q: bool = True,
         learn_h0: bool = True,
         impl: str = "auto",
@@ -100,7 +103,7 @@ class DeltaProduct(SequenceLayer):
             for proj in (self.q_proj, self.k_proj, self.v_proj, self.b_proj, self.o_proj):
                 nn.init.xavier_uniform_(proj.weight, gain=FLA_INIT_GAIN)
         channels = (1 + n_h) * heads * head_dim + n_h * heads * value_dim
-        self.conv = ShortConv(channels, conv_size) if short_conv else None
+        self.conv = ShortConv(channels, conv_size, bias=conv_bias) if short_conv else None
         h0 = torch.zeros(heads, head_dim, value_dim)
         if learn_h0:
             self.h0 = nn.Parameter(h0)

@@ -5,8 +5,11 @@ Per channel h (of d_model) with N complex eigenvalues λ and weights w:  x_k = �
 i.e. y = κ ∗ u with K_k = Σ_i w_i λ_i^k and κ = Re K ("re") or Re K · Im K ("prod", DLR-prod). λ is parameterized
 as exp(−a² + iθ) (|λ| ≤ 1); θ starts at 2πn/N, so that with a = 0 (``decay_init="zero"``) and L = N the kernel is
 K = DFT·w; the paper's default a starts at (e^r/2)^{1/2}, r ~ U(log 0.0005, log 0.5) (``decay_init="local"``), and w
-at N(0, N^{−2}) per real and imaginary part. ``bidirectional=True`` sums a second, anti-causal DLR. The layer's
-output is out_proj(GELU(y)); the convolution runs on :func:`fsa2rnn.nn.ops.dlr_kernel_conv` (FFT of size 2L).
+at N(0, N^{−2}) per real and imaginary part. ``decay_init="unit"`` is the authors' initialisation for the atomic
+tasks (ag1988/dlr README: ``dt_min = dt_max = 1e-5``, their ``Lambda_init="omega"``): −a² = −Δ/2 with Δ = 1e-5, so
+|λ| = e^{−5·10⁻⁶} ≈ 1 and no lag of the training length is damped at the start. ``bidirectional=True`` sums a
+second, anti-causal DLR. The layer's output is out_proj(GELU(y)); the convolution runs on
+:func:`fsa2rnn.nn.ops.dlr_kernel_conv` (FFT of size 2L).
 
 Carried state (causal layers): the same map in its modal (recurrent) form, x_t = μ ⊙ x_{t−1} + u_t over
 :func:`fsa2rnn.nn.ops.diag_scan` and y_t = part(Σ_m W_m x_t,m). For "re", μ = λ and W = w, part = Re; for "prod",
@@ -18,7 +21,9 @@ spaces", Prop. 1(a); the DLR paper's §2.2): the zero-order-hold discretization 
 space x' = Λx + 1·u, y = Re⟨w, x⟩ with step Δ, i.e. the DLR with eigenvalues exp(λΔ) and weights w (e^{λΔ} − 1)/λ.
 Re λ = −exp(a) < 0, Im λ = θ, Δ = exp(log Δ) per channel. Initialization (DSS's): λ = −1/2 + iω, ±iω the
 eigenvalues of the skew-symmetric part of the HiPPO-LegS matrix's normal part (the N with ω > 0), log Δ ~
-U(log 0.001, log 0.1), w ~ N(0, 1) per real and imaginary part. The layers ``dlr-prod`` (:class:`DLRProd`) and
+U(log dt_min, log dt_max) (DSS's defaults 0.001, 0.1), w ~ N(0, 1) per real and imaginary part. ``lambda_init="lin"``
+is the DLR paper's DSS_exp on the atomic tasks (ag1988/dlr README: ``Lambda_init='lin'``, ``dt_min=1e-4``,
+``dt_max=1e-2``): λ_n = −1/2 + iπn. The layers ``dlr-prod`` (:class:`DLRProd`) and
 ``dss-exp`` (:class:`DSSExp`) are this class with ``kernel="prod"`` and ``param="dss_exp"``.
 """
 
@@ -33,9 +38,16 @@ from torch import nn
 from ..ops import diag_scan, dlr_kernel_conv
 from .base import ConfigError, SequenceLayer, State, check_choice, check_positive
 
+#: Δ of ``decay_init="unit"``: the authors' ``dt_min = dt_max`` for the atomic tasks (ag1988/dlr README)
+UNIT_DT = 1e-5
+
 
 class DLR(SequenceLayer):
     """DLR token mixer over the d_model channels; ``state_size`` N eigenvalues per channel.
+
+    Initialisation (module docstring): ``decay_init`` "local" (the paper's default) | "zero" | "unit" (the authors'
+    atomic tasks) for ``param="dlr"``; ``lambda_init`` "hippo" | "lin" and Δ's range ``dt_min``..``dt_max`` for
+    ``param="dss_exp"``.
 
     State (causal only): ``{"x": (B, d_model, M) complex}``, M = N ("re") or N² ("prod").
     """
@@ -52,20 +64,30 @@ class DLR(SequenceLayer):
         bidirectional: bool = False,
         decay_init: str = "local",
         param: str = "dlr",
+        lambda_init: str = "hippo",
+        dt_min: float = 1e-3,
+        dt_max: float = 1e-1,
         impl: str = "auto",
     ) -> None:
         super().__init__()
         check_positive("DLR", d_model=d_model, state_size=state_size)
         self.kernel = check_choice("DLR", "kernel", kernel, ("re", "prod"))
         self.bidirectional = bool(bidirectional)
-        check_choice("DLR", "decay_init", decay_init, ("local", "zero"))
+        check_choice("DLR", "decay_init", decay_init, ("local", "zero", "unit"))
         self.param = check_choice("DLR", "param", param, ("dlr", "dss_exp"))
+        check_choice("DLR", "lambda_init", lambda_init, ("hippo", "lin"))
+        if not 0 < dt_min <= dt_max:
+            raise ConfigError(f"DLR: need 0 < dt_min ≤ dt_max, got dt_min={dt_min!r}, dt_max={dt_max!r}")
         self.state_size, self.impl = state_size, impl
         shape = ((2,) if self.bidirectional else ()) + (d_model, state_size)
         if param == "dss_exp":
-            self.theta = nn.Parameter(hippo_skew_frequencies(state_size).expand(shape).clone())
+            if lambda_init == "lin":
+                omega = math.pi * torch.arange(state_size, dtype=torch.float32)
+            else:
+                omega = hippo_skew_frequencies(state_size)
+            self.theta = nn.Parameter(omega.expand(shape).clone())
             self.a = nn.Parameter(torch.full(shape, math.log(0.5)))
-            log_dt = torch.empty(shape[:-1]).uniform_(math.log(1e-3), math.log(1e-1))
+            log_dt = torch.empty(shape[:-1]).uniform_(math.log(dt_min), math.log(dt_max))
             self.log_dt = nn.Parameter(log_dt)
             scale = 1.0
         else:
@@ -73,6 +95,8 @@ class DLR(SequenceLayer):
             self.theta = nn.Parameter((2 * math.pi * n / state_size).expand(shape).clone())
             if decay_init == "zero":
                 a = torch.zeros(shape)
+            elif decay_init == "unit":  # the authors' atomic-task init: Re log λ = −Δ/2, Δ = 1e-5
+                a = torch.full(shape, math.sqrt(UNIT_DT / 2))
             else:
                 r = torch.empty(shape).uniform_(math.log(5e-4), math.log(0.5))
                 a = torch.sqrt(torch.exp(r) / 2)

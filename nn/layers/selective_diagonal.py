@@ -35,7 +35,8 @@ class SelectiveDiagonal(SequenceLayer):
     """Selective diagonal (Mamba-style) token mixer.
 
     Parameters: ``state_size`` N per channel, ``expand`` (inner width D = expand · d_model), ``eig_range`` (0, 1) |
-    (−1, 1), ``short_conv``/``conv_size`` (on the u branch), ``input_silu`` (SiLU on u when there is no short
+    (−1, 1), ``short_conv``/``conv_size`` (on the u branch), ``conv_bias`` (True: the Mamba block's ``nn.Conv1d``
+    has a bias, mamba_ssm's default ``conv_bias=True``), ``input_silu`` (SiLU on u when there is no short
     convolution, as the Mamba block; the convolution ends in its own SiLU), ``dt_rank`` (None: Δ = softplus(W_Δ u +
     b_Δ) with a full D × D matrix; r: Mamba's low-rank W_Δ = W_up W_down through r channels), ``dt_min``/``dt_max``
     (Mamba's Δ initialization range), ``learn_h0`` (h_0 a parameter, zero at init), ``init`` ("torch": the
@@ -57,6 +58,7 @@ class SelectiveDiagonal(SequenceLayer):
         eig_range: Sequence[float] = (0, 1),
         short_conv: bool = True,
         conv_size: int = 4,
+        conv_bias: bool = True,
         input_silu: bool = False,
         dt_rank: int | None = None,
         dt_min: float = 1e-3,
@@ -78,7 +80,7 @@ class SelectiveDiagonal(SequenceLayer):
         self.input_silu = bool(input_silu)
         d = self.inner
         self.in_proj = nn.Linear(d_model, 2 * d, bias=False)
-        self.conv = ShortConv(d, conv_size) if short_conv else None
+        self.conv = ShortConv(d, conv_size, bias=conv_bias) if short_conv else None
         if dt_rank is None:
             self.dt_proj: nn.Module = nn.Linear(d, d, bias=True)
             dt_bias = self.dt_proj.bias

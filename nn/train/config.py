@@ -14,6 +14,9 @@ turns the architecture flags into a :class:`fsa2rnn.nn.model.ModelConfig`:
   head of |Q|), ``single``, ``4x11`` (4 heads of 11) or ``8,8,6``.
 - ``delta_form`` "fla" | "plain" is the DeltaNet/DeltaProduct form: fla's (per-head output RMSNorm, Xavier init of
   gain 2^−2.5, no β bias; the layer's default) or the bare recurrence (nn/layers/delta_product.py).
+- ``dlr_init`` "default" | "atomic" is the initialisation of dlr, dlr-prod and dss-exp: the layer's defaults (the DLR
+  paper's locality-biased decay; DSS's HiPPO frequencies, Δ ∈ [1e-3, 1e-1]) or the authors' code for the atomic
+  tasks (ag1988/dlr README: DLR Δ = 1e-5, so |λ| ≈ 1; DSS_exp λ_n = −1/2 + iπn, Δ ∈ [1e-4, 1e-2]); :data:`DLR_INITS`.
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ EIG = {
     "0,1": {"deltanet": (0, 1), "deltaproduct": (0, 1), "mamba": (0, 1)},
     "-1,1": {"deltanet": (0, 2), "deltaproduct": (0, 2), "mamba": (-1, 1)},
 }
+#: ``--dlr-init``: the layer arguments per model (dlr-prod is the DLR with another kernel); "default" sets none
+DLR_INITS: dict[str, dict[str, dict[str, Any]]] = {
+    "default": {},
+    "atomic": {
+        "dlr": {"decay_init": "unit"},
+        "dlr-prod": {"decay_init": "unit"},
+        "dss-exp": {"lambda_init": "lin", "dt_min": 1e-4, "dt_max": 1e-2},
+    },
+}
 EIG_KEY = {"deltanet": "beta_range", "deltaproduct": "beta_range", "mamba": "eig_range"}
 
 
@@ -77,6 +89,8 @@ class TrainConfig:
     short_conv: bool | None = None
     #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
     delta_form: str | None = None
+    #: dlr/dlr-prod/dss-exp initialisation: default (the layer's) | atomic (the authors' atomic tasks); None: default
+    dlr_init: str | None = None
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     train_length: str | None = None
@@ -175,6 +189,8 @@ class TrainConfig:
             raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {self.labels!r}")
         if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
             raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
+        if self.dlr_init is not None and self.dlr_init not in DLR_INITS:
+            raise SpecError(f"--dlr-init must be one of {', '.join(DLR_INITS)}, got {self.dlr_init!r}")
         defaults = {f.name: f.default for f in fields(self)}
         for name, models in ARCH_FLAGS.items():
             value = getattr(self, name)
@@ -353,8 +369,11 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
         args["short_conv"] = cfg.short_conv
+    if cfg.dlr_init is not None and m in DLR_INITS[cfg.dlr_init]:
+        args.update(DLR_INITS[cfg.dlr_init][m])
     if m in ("deltanet", "deltaproduct"):  # recorded in every run, so a run reloads with the form it trained
         args["form"] = cfg.delta_form or "fla"
+        args["conv_bias"] = False  # fla's ShortConvolution; recorded, so older runs (biased) are told apart
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,
@@ -420,6 +439,14 @@ def read_run_record(text: str, where: str) -> tuple[TrainConfig, ModelConfig]:
         # every run records its DeltaNet form (model_config; from_compiled records output_norm): a run without
         # either was written before the layer had forms, with the bare layer
         mcfg.layer_args = {**mcfg.layer_args, "form": "plain"}
+    if (
+        mcfg.layer in ("deltanet", "deltaproduct")
+        and "conv_bias" not in mcfg.layer_args
+        and mcfg.layer_args.get("short_conv", True)
+    ):
+        # every run records conv_bias (model_config); a run without it was written while the short convolution
+        # had a bias
+        mcfg.layer_args = {**mcfg.layer_args, "conv_bias": True}
     return TrainConfig.from_dict(data.get("train")), mcfg
 
 

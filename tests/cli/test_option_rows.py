@@ -59,6 +59,7 @@ ROWS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
                                 "--model-args must be a JSON object"),
     ("train", "--eig"): ((*_TRAIN, "--eig", "x"), "--eig"),
     ("train", "--delta-form"): ((*_TRAIN, "--delta-form", "x"), "delta"),
+    ("train", "--dlr-init"): ((*_TRAIN, "--model", "dlr", "--dlr-init", "x"), "--dlr-init must be one of"),
     ("train", "--labels"): ((*_TRAIN, "--labels", "x"), "labels"),
     ("train", "--loss"): ((*_TRAIN, "--loss", "x"), "loss"),
     ("train", "--arm"): ((*_TRAIN, "--model", "nfsm", "--arm", "x"), "--arm must be one of"),

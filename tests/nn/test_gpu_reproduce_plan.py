@@ -39,16 +39,16 @@ def test_the_plan_holds_every_grazzi_cell_at_the_paper_settings(gpu, capsys):
         assert row["eval_range"] == "40..256" and row["train_length"] == "3..40" and row["weight_decay"] == 0.1
         assert ("heads" in row) == (model == "deltanet")  # the DeltaNet flags are shown for DeltaNet only
     by = {r["cell"]: r for r in p["grazzi"]}
-    assert by["parity deltanet [-1, 1]"]["layers"] == 2 and by["modarith deltanet [-1, 1]"]["layers"] == 3
+    assert by["parity deltanet [-1, 1]"]["layers"] == 2 and by["modarith deltanet [-1, 1]"]["layers"] == 2
     assert by["modarith deltanet [-1, 1]"]["paper"] == 0.971 and by["modarith deltanet [0, 1]"]["paper"] == 0.314
-    assert by["modarith mamba [-1, 1]"]["clip"] == 1.0 and by["parity mamba [-1, 1]"]["clip"] == 0.0
+    assert by["modarith mamba [-1, 1]"]["clip"] == 0.0 and by["parity mamba [-1, 1]"]["clip"] == 0.0
     gpu.main(["--dry-run", "--tasks", "Z2,S3", "--grazzi", "modarith", "--grazzi-models", "deltanet",
               "--grazzi-steps", "500"])  # fmt: skip
     out = capsys.readouterr().out.splitlines()
     assert out[1].endswith(": Z2, S3") and "cut to 500 steps" in out[2]
     assert [line.split(" (paper")[0].strip() for line in out[3:]] == ["modarith deltanet [-1, 1]",
                                                                       "modarith deltanet [0, 1]"]  # fmt: skip
-    assert all("steps 500," in line and "layers 3," in line for line in out[3:])
+    assert all("steps 500," in line and "layers 2," in line for line in out[3:])
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,15 @@ def test_the_plan_holds_every_grazzi_cell_at_the_paper_settings(gpu, capsys):
 def test_bad_plans_are_refused_before_any_work(gpu, argv, match):
     with pytest.raises(SystemExit, match=match):
         gpu.main(["--dry-run", *argv])
+
+
+@pytest.mark.parametrize("scale, width", [("small", 48), ("medium", 64)])
+def test_the_plan_adds_m11_with_its_readout_pinned(gpu, capsys, scale, width):
+    """``--m11 SCALE``: Table 1's M11 cell (anchored NFSM, factored heads of 4 × 11 = 44 indices) at a width that
+    pins its readout, as brandoit-table1 runs it at that scale."""
+    p = gpu.plan(gpu._parser().parse_args(["--m11", scale]))
+    assert p["m11"]["d_model"] == width >= 44 and p["m11"]["head_family"] == "factored"
+    assert gpu.plan(gpu._parser().parse_args([]))["m11"] is None
+    gpu.main(["--dry-run", "--tasks", "", "--grazzi", "", "--m11", scale])
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"Brandoit M11, anchored NFSM at --scale {scale}: d_model {width},")

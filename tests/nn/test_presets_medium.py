@@ -1,5 +1,5 @@
-"""``--scale medium``: offered by the presets that set it (grazzi-modarith: the CPU budget of docs/grazzi.md's
-search), layered over the paper scale as ``small`` is, refused in one line elsewhere."""
+"""``--scale medium``: offered by the presets that set it (grazzi-modarith: the authors' model at a longer CPU
+budget), layered over the paper scale as ``small`` is, refused in one line elsewhere."""
 
 from __future__ import annotations
 
@@ -28,17 +28,17 @@ def test_medium_is_offered_only_where_a_preset_sets_it():
         get_preset("grazzi-modarith").settings("large", None)
 
 
-def test_modarith_medium_is_the_budget_searched():
-    """The settings of the budget search (docs/grazzi.md): the small scale at width 64, batch 64, 2000 steps."""
+def test_modarith_medium_is_the_small_scale_longer():
+    """The authors' model (2 blocks of width 128, answer-only labels, fla's layer, no clipping) as at small scale,
+    at batch 64 for 3000 steps."""
     preset = get_preset("grazzi-modarith")
     small, medium = preset.settings("small", "deltanet"), preset.settings("medium", "deltanet")
     changed = {k: (small.get(k), v) for k, v in medium.items() if small.get(k) != v}
-    assert changed == {"d_model": (32, 64), "head_dim": (16, 32), "batch": (32, 64), "steps": (800, 2000),
-                       "val_every": (200, 250)}  # fmt: skip
+    assert changed == {"batch": (32, 64), "steps": (1000, 3000)}
     assert set(small) == set(medium)
     cfg = preset_config("grazzi-modarith", "medium", eig="0,1")
     assert (cfg.task, cfg.eig, cfg.layers, cfg.labels, cfg.delta_form, cfg.clip) == (
-        "grazzi:modarith", "0,1", 3, "dense", "plain", 1.0)  # fmt: skip
+        "grazzi:modarith", "0,1", 2, "answer", "fla", 0.0)  # fmt: skip
     # a flag given wins over the scale, as for every preset
     assert preset_config("grazzi-modarith", "medium", steps=10, batch=8).batch == 8
     # Mamba at medium: the DeltaNet-only flags are dropped
@@ -59,7 +59,7 @@ def test_scale_medium_on_the_command_line(tmp_path):
     res = CliRunner().invoke(main, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     cfg = json.loads((out / "config.json").read_text())["train"]
-    assert (cfg["batch"], cfg["labels"], cfg["steps"], cfg["d_model"]) == (64, "dense", 2, 16)
+    assert (cfg["batch"], cfg["labels"], cfg["steps"], cfg["d_model"]) == (64, "answer", 2, 16)
     # the run resumes from its checkpoint with its stored settings (a finished one is only re-evaluated)
     res = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
     assert res.exit_code == 0, res.output

@@ -74,7 +74,7 @@ def test_table3_tiny_end_to_end_from_its_runs(tmp_path):
         scores = [r["score"] for r in cell["seeds"] if r["lr"] == chosen]
         assert cell["best"] == max(scores) and cell["median"] == statistics.median(scores)
         assert cell["aggregate"] == f"{max(scores):.3f}"
-    assert "| parity | DeltaNet [−1, 1] | answer · " in md
+    assert "| parity | DeltaNet [−1, 1] | answer · conv on · fla |" in md  # the small preset: convolutions on
     assert "0.001*" in md or "0.01*" in md
     assert all(line.count("|") <= 8 for line in md.splitlines() if line.startswith("|"))  # at most 7 columns
     for cell in table["cells"]:  # each cell's preset and train command, and the version that made the table

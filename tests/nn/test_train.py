@@ -219,7 +219,8 @@ def test_preset_fills_in_only_the_flags_not_given(tmp_path):
     )
     assert res.exit_code == 0, res.output
     cfg = json.loads((tmp_path / "config.json").read_text())["train"]
-    assert cfg["task"] == "grazzi:parity" and cfg["steps"] == 2 and cfg["d_model"] == 32 and cfg["eig"] == "-1,1"
+    assert cfg["task"] == "grazzi:parity" and cfg["steps"] == 2 and cfg["d_model"] == 128 and cfg["eig"] == "-1,1"
+    assert cfg["short_conv"] is True and cfg["layers"] == 2  # the authors' model, convolutions on
 
 
 def test_regression_task_reports_r2(tmp_path):

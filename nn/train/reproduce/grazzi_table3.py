@@ -290,7 +290,7 @@ def _setting(cell: dict[str, Any]) -> str:
     if not recs:
         return "-"
     r = recs[0]
-    parts = [r.get("labels") or "-", "conv" if r.get("short_conv") else "no conv"]
+    parts = [r.get("labels") or "-", "conv on" if r.get("short_conv") else "conv off"]
     if r.get("delta_form"):
         parts.append(r["delta_form"])
     return " · ".join(parts)
