@@ -27,6 +27,7 @@ ARCH_FLAGS = {
     "gumbel": ("nfsm",),
     "nfsm_identity": ("nfsm",),
     "nfsm_readout_std": ("nfsm",),
+    "nfsm_conv": ("nfsm",),
     "short_conv": ("deltanet", "deltaproduct", "mamba"),
     "delta_form": ("deltanet", "deltaproduct"),
     "arm": ("nfsm",),
