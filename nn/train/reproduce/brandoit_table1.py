@@ -98,9 +98,11 @@ HEADS = {
 }
 #: the textual tasks: trained at length 256, the NFSM of two layers, L_max judged on the answer (the authors' TSO suite)
 TSO_LENGTH, TSO_NFSM_LAYERS = 256, 2
-#: the authors' TSO suite also puts a causal convolution of 2 taps before each NFSM layer (their CONV_KERNEL) and
-#: trains at lr 1e-3 at every scale (to 1e-4); the answer's own term is the trainer's default (--answer-term)
-TSO_NFSM = dict(nfsm_conv=2, lr=1e-3, min_lr=1e-4)
+#: the authors' TSO suite also puts a causal convolution of 2 taps before each NFSM layer (their CONV_KERNEL); the
+#: answer's own term is the trainer's default (--answer-term). The learning rate is the scale's: the authors' 1e-3 at
+#: paper scale; at small scale 1e-3 left TSO3's heads far from exact after 2500 steps (seeds 47, 48: token accuracy
+#: 0.16, 0.13, answers at chance), where 3e-3 (chosen on seed 42, which no acceptance run uses) made them exact by 900
+TSO_NFSM = dict(nfsm_conv=2)
 BASELINES = ("mamba", "aussm", "pdssm")
 #: the authors also run the regular head (one head of |Q|) on these tasks: the model ``nfsm-regular``
 REGULAR_RUNG = ("S3", "S4", "A5")
@@ -283,8 +285,8 @@ class BrandoitTable1(Reproduction):
             "256 judged on the answer, as the authors supervise it: the answer read from N extra logits at '?' with "
             "its own full-weight cross-entropy from step 0 in both arms, the state the target at every position "
             "('?' included), a 2-tap causal convolution before each NFSM layer, the exploration penalty the mean "
-            "over both layers, lr 1e-3 to 1e-4 at every scale. Tables are not certified on TSO (two layers), as in "
-            "the paper.",
+            "over both layers; the scale's learning rate (paper: the authors' 1e-3; small: 3e-3, as 1e-3 left the "
+            "heads far from exact after 2500 steps). Tables are not certified on TSO (two layers), as in the paper.",
         ]
         if scale == "small":
             notes.append(
