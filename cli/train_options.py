@@ -77,6 +77,11 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         dict(type=float, help="NFSM init: draw the layer's output projection from N(0, S²) (default: Linear's)."),
     ),
     (
+        ("--nfsm-conv",),
+        dict(type=int, help="NFSM: a causal depthwise convolution of K taps (SiLU) before each layer's logits, as "
+             "Brandoit et al.'s code has on TSO_N (K = 2); 0: none (default)."),
+    ),
+    (
         ("--short-conv/--no-short-conv",),
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),
@@ -131,6 +136,12 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--nu",), dict(type=float, help="NFSM: ν, the Gumbel noise scale and the softmax temperature (authors': 0.5).")),
     (("--explore",), dict(type=float, help="NFSM: exploration penalty β, free loss (authors': 0.03; default 0).")),
     (("--anchor-explore",), dict(type=float, help="NFSM: β while anchored (authors': 0.01; default 0).")),
+    (
+        ("--answer-term/--no-answer-term",),
+        dict(default=None, help="A task with an answer readout (TSO_N): the answer's own cross-entropy from step 0, "
+             "the state the target at '?' (the authors'; default); --no-answer-term: the answer replaces the state "
+             "target at '?' inside the arm's loss."),
+    ),
     (
         ("--keep-best/--no-keep-best",),
         dict(default=None, help="End on the best validated weights, saved as the run's model (default: last)."),

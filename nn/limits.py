@@ -94,6 +94,7 @@ LIMITS: dict[str, Bound] = {
     "gumbel": Bound(float, 0, 1e3, why="noise scale; logits are O(1)"),
     "nfsm_identity": Bound(float, -1e4, 1e4, why="a logit bias; beyond ±10^4 float32 softmax saturates anyway"),
     "nfsm_readout_std": Bound(float, 0, 1e3, lo_open=True, why="a standard deviation"),
+    "nfsm_conv": Bound(int, 0, 64, why="taps of a causal convolution; 0: none"),
     "init_noise": Bound(float, 0, 1e3, why="σ of the noise added to compiled weights"),
     "nu": Bound(float, 0, 1e3, lo_open=True, why="a Gumbel scale and softmax temperature"),
     "explore": Bound(float, 0, 1e3, why="a penalty weight β"),

@@ -9,6 +9,13 @@ MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct
 :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
 :meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.lmax.failing_length`.
 :meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
+
+An *answer readout* (``answer_readout = {"token": q, "classes": n}``; Brandoit et al.'s TSO_N, nn/tasks/tso.py): the
+last n classes are an answer read at the positions whose input is token q, the others the states read everywhere
+(the authors' N extra logits at the last position). The forward keeps both softmaxes as they are and only shifts,
+by a constant carrying no gradient, the states' logits at q and the answers' elsewhere to at least
+:data:`READOUT_MARGIN` below the others: the argmax is then the answer at q and the state elsewhere, while a
+cross-entropy over either slice is unchanged (the trainer's answer term, nn/train/trainer.py).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from .plugins import is_ref, load, plugin_record
 from .table_predict import NFSMTablePredictor, table_readable
 
 NORMS = ("rms", "layer", "none")
+#: the answer readout's gap between the logits read and the logits set aside (e^−30: nothing in a softmax)
+READOUT_MARGIN = 30.0
 CONFIG_FORMAT = "fsa2rnn.sequence_model/1"
 
 
@@ -64,6 +73,9 @@ class ModelConfig:
     #: a plug-in named by import path (``layer`` is then ``package.module:Name``, ``layer_args`` its arguments):
     #: nn/plugins.py's record {ref, kind ("layer" | "model"), distribution, version, source_hash}
     plugin: dict[str, Any] | None = None
+    #: the answer readout (module docstring): {"token": the question token's id, "classes": the answers' count},
+    #: the answers the last classes; None for none
+    answer_readout: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab", "n_classes", "n_layers", "d_model"):
@@ -87,6 +99,15 @@ class ModelConfig:
         self.layer_args = _jsonable(self.layer_args, "model config: layer_args")
         if self.plugin is not None and not (isinstance(self.plugin, dict) and self.plugin.get("ref") == self.layer):
             raise ConfigError(f"model config: plugin must be the record of {self.layer!r}, got {self.plugin!r}")
+        if self.answer_readout is not None:
+            r = self.answer_readout
+            ok = isinstance(r, dict) and set(r) == {"token", "classes"}
+            ok = ok and all(isinstance(v, int) and not isinstance(v, bool) for v in r.values())
+            if not (ok and 0 <= r["token"] < self.vocab and 1 <= r["classes"] < self.n_classes):
+                raise ConfigError(f"model config: answer_readout must be {{token: an id < vocab, classes: 1.."
+                                  f"n_classes − 1}}, got {r!r}")  # fmt: skip
+            if self.input_dim is not None or self.whole:
+                raise ConfigError("model config: an answer readout reads token ids through fsa2rnn's classifier")
         if self.whole and self.input_dim is not None:
             raise ConfigError(f"model config: the whole model {self.layer!r} reads symbol ids, not real-valued inputs "
                               "(a task of real-valued inputs needs a layer)")  # fmt: skip
@@ -127,6 +148,35 @@ class ModelConfig:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"model config: not valid JSON ({exc.msg} at position {exc.pos})") from None
         return cls.from_dict(data)
+
+
+def answer_readout(logits: torch.Tensor, ids: torch.Tensor, token: int, n: int) -> torch.Tensor:
+    """Logits (…, C) in float32 with the states' (the first C − n) shifted down at the positions where ``ids`` is
+    ``token`` and the answers' (the last n) elsewhere, by a gradient-free constant that puts them at least
+    :data:`READOUT_MARGIN` below the others (module docstring)."""
+    logits = logits.float()
+    states, answers = logits[..., :-n], logits[..., -n:]
+    with torch.no_grad():
+        at = (ids == token)[..., None]
+        drop_states = (states.amax(-1, keepdim=True) - answers.amin(-1, keepdim=True) + READOUT_MARGIN).clamp(min=0)
+        drop_answers = (answers.amax(-1, keepdim=True) - states.amin(-1, keepdim=True) + READOUT_MARGIN).clamp(min=0)
+    zero = torch.zeros((), dtype=logits.dtype, device=logits.device)
+    return torch.cat(
+        [states - torch.where(at, drop_states, zero), answers - torch.where(at, zero, drop_answers)], dim=-1
+    )
+
+
+def with_identity_conv(net: SequenceModel, taps: int) -> SequenceModel:
+    """A copy of an NFSM SequenceModel whose NFSM layers have a convolution of ``taps`` taps at the identity tap
+    (nn/layers/nfsm.py ``conv_identity``): the same outputs, the other weights copied."""
+    d = net.config.to_dict()
+    d.pop("format")
+    d["layer_args"] = {**d["layer_args"], "conv": int(taps), "conv_identity": True}
+    out = SequenceModel.from_config(d).to(net.dtype)
+    missing, unexpected = out.load_state_dict(net.state_dict(), strict=False)
+    if unexpected or any(".conv." not in k for k in missing):
+        raise ConfigError(f"with_identity_conv: weights do not match (missing {missing}, unexpected {unexpected})")
+    return out.train(net.training)
 
 
 def make_norm(kind: str, d: int) -> nn.Module:
@@ -223,12 +273,17 @@ class SequenceModel(nn.Module):
         return cls(d.pop("vocab"), d.pop("n_classes"), d.pop("layer"), d.pop("n_layers"), d.pop("d_model"), **d)
 
     @classmethod
-    def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64) -> SequenceModel:
+    def from_compiled(cls, model: Any, *, dtype: torch.dtype = torch.float64, nfsm_conv: int = 0) -> SequenceModel:
         """The conversion of a compiled model (a CompiledModel or a model file) into trainable layers: a
         SequenceModel computing what it computes, in eval mode (nn/from_compiled.py: single-layer Householder →
         DeltaProduct, single-layer NFSM → NFSM, PD-SSM → PDSSM; anything else raises ConstructionError saying why).
-        To run a compiled model use its executors (``fsa2rnn.nn.load_model``, ``fsa2rnn.compiler.load_executor``)."""
-        return sequence_model_from_compiled(cls, model, dtype=dtype)
+        ``nfsm_conv`` K > 0 gives an NFSM layer the convolution of K taps (nn/layers/nfsm.py) at its identity tap, so
+        that the model still computes what the compiled one does. To run a compiled model use its executors
+        (``fsa2rnn.nn.load_model``, ``fsa2rnn.compiler.load_executor``)."""
+        net = sequence_model_from_compiled(cls, model, dtype=dtype)
+        if nfsm_conv and net.config.layer == "nfsm":
+            net = with_identity_conv(net, nfsm_conv)
+        return net
 
     @property
     def dtype(self) -> torch.dtype:
@@ -298,9 +353,16 @@ class SequenceModel(nn.Module):
             check_id_range(ids, self.config.vocab)
             return self.whole(ids.to(self.device).long(), state, return_state)
         if not return_state:
-            return self.classifier(self.features(ids, state))
+            return self._readout(self.classifier(self.features(ids, state)), ids)
         x, states = self.features(ids, state, True)
-        return self.classifier(x), states
+        return self._readout(self.classifier(x), ids), states
+
+    def _readout(self, logits: torch.Tensor, ids: Any) -> torch.Tensor:
+        """The answer readout (module docstring), when the config has one."""
+        r = self.config.answer_readout
+        if r is None:
+            return logits
+        return answer_readout(logits, torch.as_tensor(ids).to(logits.device), r["token"], r["classes"])
 
     # ------------------------------------------------------------------ prediction helpers
     @torch.no_grad()

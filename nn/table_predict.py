@@ -30,12 +30,12 @@ PAIR_BATCH = 4096
 
 def table_readable(model: Any) -> bool:
     """Whether ``model`` (a SequenceModel) is a one-layer NFSM over tokens with at most :data:`MAX_PAIRS`
-    (token, configuration) pairs."""
+    (token, configuration) pairs, without a convolution (which makes a table depend on earlier tokens)."""
     cfg = model.config
     if cfg.layer != "nfsm" or cfg.n_layers != 1 or cfg.input_dim is not None:
         return False
     layer = model.blocks[0].layer
-    return isinstance(layer, NFSM) and cfg.vocab * layer.d_max ** len(layer.heads) <= MAX_PAIRS
+    return isinstance(layer, NFSM) and layer.conv is None and cfg.vocab * layer.d_max ** len(layer.heads) <= MAX_PAIRS
 
 
 class NFSMTablePredictor:

@@ -23,6 +23,13 @@ starts on index 0 (the authors' NFSM; the anchored arm's codes put the initial s
 is the step 0 of the scan with the constant table k ↦ argmax_j start_logits[j] (every row of θ_0 is the start row), so
 the start receives the straight-through gradient like any step. Heads of different sizes are padded to d_max with
 logits that no argmax or softmax picks (:data:`PAD_LOGIT`).
+
+Convolution (``conv`` = K > 0; Brandoit et al.'s code, ``CONV_KERNEL = 2`` on TSO_N): the logits read
+u_t = silu(Σ_{i<K} w_i ⊙ x_{t−K+1+i} + b), a causal depthwise convolution of K taps before the tables (their
+``RecurrentLayer``: cell(conv(norm(x)))), its kernel drawn U(±√(3/K)) and its bias 0 as theirs; the state then also
+carries the last K − 1 inputs (``"conv"``). ``conv_identity`` starts it at the identity tap (w_{K−1} = 1, the others
+0, no bias) without the SiLU, so that a compiled NFSM computes exactly what it computes without the convolution
+(``SequenceModel.from_compiled(…, nfsm_conv=K)``, ``--init-from``).
 """
 
 from __future__ import annotations
@@ -66,9 +73,15 @@ class NFSM(SequenceLayer):
         identity_bias: float = 0.0,
         readout_std: float | None = None,
         fixed_start: bool = False,
+        conv: int = 0,
+        conv_identity: bool = False,
         impl: str = "auto",
     ) -> None:
         super().__init__()
+        if not isinstance(conv, int) or isinstance(conv, bool) or conv < 0:
+            raise ConfigError(f"NFSM: conv (the convolution's taps, 0 for none) must be an integer ≥ 0, got {conv!r}")
+        if not isinstance(conv_identity, bool):
+            raise ConfigError(f"NFSM: conv_identity must be true or false, got {conv_identity!r}")
         if not isinstance(fixed_start, bool):
             raise ConfigError(f"NFSM: fixed_start must be true or false, got {fixed_start!r}")
         self.fixed_start, self.track, self.aux = fixed_start, False, {}
@@ -90,6 +103,7 @@ class NFSM(SequenceLayer):
             valid[i, :d] = True
         self.register_buffer("valid", valid, persistent=False)  # (H, d_max): index j < d_i
         self._init_tables(identity_bias, readout_std)
+        self.conv = TapConv(d_model, conv, identity=conv_identity) if conv else None
 
     def _init_tables(self, identity_bias: float, readout_std: float | None) -> None:
         """Initialization options of the training recipes (docs/guide/training.md): ``identity_bias`` b adds b to the
@@ -128,10 +142,17 @@ class NFSM(SequenceLayer):
             return torch.zeros(len(self.heads), dtype=torch.long, device=self.start_logits.device)
         return self.start_logits.masked_fill(~self.valid, float("-inf")).argmax(-1)
 
-    def transition(self, x: torch.Tensor) -> torch.Tensor:
-        """Tables σ_x (…, H, d_max) int64 (entries past d_i are the identity, never reached). The logits θ are
-        computed for LOGIT_BLOCK entries at a time: only the tables of all positions are kept (64 indices per head
-        are 4096 logits a position)."""
+    def transition(self, x: torch.Tensor, steady: bool = False) -> torch.Tensor:
+        """Tables σ_x (…, H, d_max) int64 of inputs x read as single tokens (entries past d_i are the identity, never
+        reached); with a convolution, x after nothing (its window zeros) or, ``steady``, after x x … x."""
+        if self.conv is not None:
+            x = self.conv.single(x, steady)
+        return self._tables(x)
+
+    def _tables(self, x: torch.Tensor) -> torch.Tensor:
+        """Tables σ (…, H, d_max) of the logits' inputs x (after the convolution). The logits θ are computed for
+        LOGIT_BLOCK entries at a time: only the tables of all positions are kept (64 indices per head are 4096
+        logits a position)."""
         flat = x.reshape(-1, x.shape[-1])
         step = max(1, LOGIT_BLOCK // (len(self.heads) * self.d_max**2))
         blocks = [self.head_logits(flat[i : i + step]).argmax(-1) for i in range(0, max(1, flat.shape[0]), step)]
@@ -148,21 +169,31 @@ class NFSM(SequenceLayer):
     def forward(self, x: torch.Tensor, state: State | None = None, return_state: bool = False):
         bsz, length, _ = x.shape
         h0 = None if state is None else state["indices"]
+        after: State = {}
+        if self.conv is not None:
+            x, after["conv"] = self.conv(x, None if state is None else state.get("conv"))
         if self.training:
             states, idx = self._relaxed(x, h0)
         else:
-            idx = self.indices(x, h0)
+            idx = self._scan(x, h0)
             states = F.one_hot(idx.clamp(min=0), self.d_max).to(x.dtype)
             if self.track:
                 self.aux = {"states": states, "indices": idx}
         last = idx[:, -1] if length else (self.start_indices().expand(bsz, -1) if h0 is None else h0)
-        return self._out(self.outputs(states), {"indices": last}, return_state)
+        return self._out(self.outputs(states), {"indices": last, **after}, return_state)
 
     def indices(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
-        """The exact scan: head indices h_t (B, T, H) of the tables argmax θ(x_t), from ``h0`` (B, H) or the start."""
+        """The exact scan: head indices h_t (B, T, H) of the tables argmax θ(x_t), from ``h0`` (B, H) or the start
+        (words from their start: a convolution's window starts at zeros)."""
+        if self.conv is not None:
+            x, _ = self.conv(x)
+        return self._scan(x, h0)
+
+    def _scan(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
+        """The exact scan of the logits' inputs x (after the convolution)."""
         bsz, length, _ = x.shape
         r = len(self.heads)
-        tables = self.transition(x)  # (B, T, H, d)
+        tables = self._tables(x)  # (B, T, H, d)
         if h0 is None:
             h0 = self.start_indices().expand(bsz, r)
         flat = tables.transpose(1, 2).reshape(bsz * r, length, self.d_max)
@@ -214,3 +245,40 @@ class NFSM(SequenceLayer):
         idx = state["indices"]
         rows = vector.reshape(*idx.shape, self.d_max).to(torch.float64)
         return {**state, "indices": rows.masked_fill(~self.valid.to(rows.device), float("-inf")).argmax(-1)}
+
+
+class TapConv(nn.Module):
+    """The causal depthwise convolution of K taps before an NFSM's logits (module docstring): (B, T, C) → (B, T, C),
+    ``forward(x, cache) -> (y, cache)`` with the last K − 1 inputs as the cache, so that words read in chunks give
+    the outputs of whole words."""
+
+    def __init__(self, channels: int, taps: int, *, identity: bool = False) -> None:
+        super().__init__()
+        self.taps, self.identity = int(taps), bool(identity)
+        self.weight = nn.Parameter(torch.empty(self.taps, channels))  # weight[i] multiplies x_{t−K+1+i}
+        self.bias = nn.Parameter(torch.zeros(channels))
+        with torch.no_grad():
+            if identity:
+                self.weight.zero_()
+                self.weight[-1] = 1.0
+            else:  # Brandoit et al.'s ShortConv: variance scaling 1, fan-in K, uniform
+                bound = math.sqrt(3.0 / self.taps)
+                self.weight.uniform_(-bound, bound)
+
+    def _act(self, y: torch.Tensor) -> torch.Tensor:
+        return y if self.identity else F.silu(y)
+
+    def forward(self, x: torch.Tensor, cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        bsz, length, c = x.shape
+        k = self.taps
+        if cache is None:
+            cache = x.new_zeros(bsz, k - 1, c)
+        full = torch.cat([cache.to(x.dtype), x], dim=1)
+        w = self.weight.to(x.dtype)
+        y = self.bias.to(x.dtype) + sum(full[:, i : i + length] * w[i] for i in range(k))
+        return self._act(y), full[:, full.shape[1] - (k - 1) :]
+
+    def single(self, x: torch.Tensor, steady: bool = False) -> torch.Tensor:
+        """x (…, C) read as one token: after zeros, or (``steady``) after x x … x (the whole window x)."""
+        w = self.weight.to(x.dtype)
+        return self._act(self.bias.to(x.dtype) + x * (w.sum(0) if steady else w[-1]))

@@ -16,8 +16,11 @@ name of the sentence in progress (``idle`` otherwise); the second name swaps the
 after a name gives the item to that person; every other token leaves the state alone (the question too). The
 targets are the states the grammatical streams reach, 44 / 202 / 1132 for N = 3 / 4 / 5 (the paper's counts), at
 every position, except the last (``?``), whose target is the answer: the person holding q (one of N further
-classes). The authors read the answer from N extra logits at the last position besides the state logits there;
-here the answer replaces the state target at ``?``, which repeats the state of the four tokens before it.
+classes), what evaluation judges there. As in the authors' code, the answer is read from the N extra logits at
+``?`` (the model's answer readout, nn/model.py: :attr:`TsoQuestion.answer_readout`) and the state logits stay
+supervised there too: training splits the targets (:meth:`TsoQuestion.split_answer`) into the states at every
+position (at ``?`` the state it leaves alone) and the answer, whose full-weight cross-entropy is added from step 0
+(``--answer-term``, the default; nn/train/trainer.py).
 
 L_max (``--protocol brandoit``) judges the answer only, as the authors' faillen does on this task
 (:meth:`TsoQuestion.fresh_words`); training and validation judge every position. The anchored arm's heads are the
@@ -165,6 +168,20 @@ class TsoQuestion(Task):
         codes = np.column_stack([st[:, 0], (st[:, 1:] + 1) % (n + 1)])
         codes = np.vstack([codes, np.full((n, n + 1), -1, dtype=np.int64)])
         return Registers("registers", [n + 1] * (n + 1), codes, f"the parse head and {n} item heads of {n + 1}")
+
+    @property
+    def answer_readout(self) -> dict[str, int]:
+        """The model's answer readout (nn/model.py): the last N classes read at the question mark."""
+        return {"token": self.ids["?"], "classes": self.n}
+
+    def split_answer(self, targets: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(state targets (B, T): the answer at each word's '?' replaced by the state there, the state before it,
+        which '?' leaves alone; answers (B,) in 0..N − 1), from targets (B, T) and the words' lengths (B,)."""
+        rows = torch.arange(len(lengths), device=targets.device)
+        last = lengths.to(targets.device).long() - 1
+        states = targets.clone()
+        states[rows, last] = targets[rows, last - 1]
+        return states, targets[rows, last] - self.n_states
 
     # ------------------------------------------------------------------ words
     def words(self, batch: int, length: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:

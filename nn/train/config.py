@@ -86,6 +86,9 @@ class TrainConfig:
     gumbel: float | None = None
     nfsm_identity: float | None = None
     nfsm_readout_std: float | None = None
+    #: NFSM: the causal convolution of K taps before each layer's logits (nn/layers/nfsm.py; Brandoit et al.'s
+    #: CONV_KERNEL = 2 on TSO_N); None or 0: none
+    nfsm_conv: int | None = None
     short_conv: bool | None = None
     #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
     delta_form: str | None = None
@@ -134,6 +137,10 @@ class TrainConfig:
     explore: float = 0.0
     anchor_explore: float = 0.0
     keep_best: bool = False
+    #: a task with an answer readout (TSO_N): the answer's own full-weight cross-entropy from step 0, the state the
+    #: target at the question (Brandoit et al.'s ``_answer_term``; trainer.py); False: the answer replaces the
+    #: state target there, inside the arm's loss (fsa2rnn before issue 32). None: on.
+    answer_term: bool | None = None
 
     def __post_init__(self) -> None:
         if is_ref(self.model):
@@ -230,6 +237,11 @@ class TrainConfig:
                 raise SpecError(f"--nu must be a number > 0, got {self.nu!r}")
         if not isinstance(self.keep_best, bool):
             raise SpecError(f"--keep-best must be true or false, got {self.keep_best!r}")
+        if self.nfsm_conv is not None:
+            if not isinstance(self.nfsm_conv, int) or isinstance(self.nfsm_conv, bool) or self.nfsm_conv < 0:
+                raise SpecError(f"--nfsm-conv must be an integer ≥ 0 (taps; 0: none), got {self.nfsm_conv!r}")
+        if self.answer_term is not None and not isinstance(self.answer_term, bool):
+            raise SpecError(f"--answer-term must be true or false, got {self.answer_term!r}")
         if self.arm == "anchored" and self.nproc > 1:
             raise SpecError("--arm anchored runs in one process (its release rule reads one validation): no --nproc")
 
@@ -365,6 +377,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
             args["identity_bias"] = float(cfg.nfsm_identity)
         if cfg.nfsm_readout_std is not None:
             args["readout_std"] = float(cfg.nfsm_readout_std)
+        if cfg.nfsm_conv:
+            args["conv"] = int(cfg.nfsm_conv)
     if cfg.state_size is not None:
         args["state_size"] = cfg.state_size
     if cfg.short_conv is not None:
@@ -385,6 +399,7 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         mlp_ratio=cfg.mlp_ratio,
         dropout=cfg.dropout,
         input_dim=task.vocab_size if regression else None,
+        answer_readout=getattr(task, "answer_readout", None),
     )
 
 

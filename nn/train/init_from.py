@@ -6,7 +6,9 @@ that sets one of them to anything else is refused (exit 2). The task must be the
 (the same symbol and state names, the same transitions, one token per symbol). The weights are copied with the
 embedding's rows in the task's token order (the padding token gets a zero row: for DeltaProduct a zero key, the
 identity) and the classifier's rows in the task's class order; ``init_noise`` σ then adds σ·N(0, 1) to every
-parameter (seeded by the run's seed), to show that training finds its way back.
+parameter (seeded by the run's seed), to show that training finds its way back. With ``--nfsm-conv K`` an NFSM
+gets its convolution at the identity tap (nn/layers/nfsm.py ``conv_identity``: linear, w_{K−1} = 1), so the
+compiled weights still compute what they compute without it.
 
 The compiled weights realize the automaton exactly, so the run is at sequence accuracy 1.0 from step 0; AdamW
 moves every weight by about the learning rate per step whatever the gradient's size, so keeping it there needs a
@@ -107,6 +109,8 @@ def init_model_config(cfg: Any, task: Any) -> ModelConfig:
     d.update(vocab=task.vocab_size, n_classes=task.n_classes)
     if d["layer"] == "nfsm" and getattr(cfg, "gumbel", None) is not None:  # a training setting, not architecture
         d["layer_args"] = {**d["layer_args"], "gumbel": float(cfg.gumbel)}
+    if d["layer"] == "nfsm" and getattr(cfg, "nfsm_conv", None):  # the convolution at its identity tap (load_init)
+        d["layer_args"] = {**d["layer_args"], "conv": int(cfg.nfsm_conv), "conv_identity": True}
     return ModelConfig(**d)
 
 
@@ -119,6 +123,8 @@ def load_init(model: SequenceModel, cfg: Any, task: Any) -> None:
     sym = torch.tensor([a.symbol_index(s) for s in task.automaton.symbols])
     cls = torch.tensor([a.state_index(s) for s in task.classes])
     for name, value in model.state_dict().items():
+        if name not in src:  # an NFSM convolution (--nfsm-conv): its own identity tap, from the layer's init
+            continue
         w = src[name]
         if name == "embedding.weight":
             full = torch.zeros_like(value)

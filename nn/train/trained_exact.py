@@ -33,6 +33,9 @@ def nfsm_tables_exact(model: SequenceModel, task: Task) -> dict[str, Any]:
     if cfg.layer != "nfsm" or cfg.n_layers != 1 or a is None or getattr(task, "tokens_per_step", 1) != 1:
         why = "the check covers one-layer NFSM models on automaton tasks with one token per symbol"
         return {"exact": None, "triples": 0, "witness": None, "reason": why}
+    if getattr(model.blocks[0].layer, "conv", None) is not None:
+        why = "the NFSM's convolution makes its tables depend on the symbol before"
+        return {"exact": None, "triples": 0, "witness": None, "reason": why}
     k = a.n_symbols
     tables, start = model.nfsm_tables(k)  # (k, H, d_max), (H,)
     trans = np.asarray(a.transitions)

@@ -7,6 +7,11 @@ Determinism: the batch of step s is drawn from a torch Generator seeded by (seed
 config gives the same metrics on CPU, and a run resumed from its checkpoint (weights, optimizer moments, step and
 early-stop counter) continues exactly as if it had never stopped.
 
+A task with an answer readout (Brandoit et al.'s TSO_N; nn/model.py, nn/tasks/tso.py) is trained as the authors'
+``_answer_term``: the loss (plain, first-error or the arm's) sees the state logits with the states as targets at every
+position, '?' included, and the cross-entropy of the answer logits at each word's last position is added at full
+weight from step 0, in both arms and both phases (``answer_term``; off: the answer replaces the state target at '?').
+
 A run directory holds ``config.json`` (the TrainConfig, the ModelConfig and the task), ``model.safetensors`` (the
 last checkpoint), ``metrics.jsonl`` (one record per logged step: ``step``, ``loss``, ``accuracy`` — R² for
 regression — ``lr``, ``tokens_per_s``, and at validation steps ``val_token_accuracy``/``val_sequence_accuracy``),
@@ -245,8 +250,15 @@ class _Trainer:
         cfg = self.cfg
 
         layers = [m for m in self.model.modules() if isinstance(m, NFSM)]
-        # the top NFSM layer: the one the anchored arm supervises (the authors' two-layer NFSM on TSO_N)
+        # the top NFSM layer: the one the anchored arm supervises (the authors' two-layer NFSM on TSO_N); the
+        # exploration penalty is the mean over all of them (the authors' Backbone)
         self.nfsm = layers[-1] if layers else None
+        self.nfsm_layers = layers
+        # a task with an answer readout (TSO_N): the states everywhere and the answer's own term (module docstring)
+        readout = self.prep.mcfg.answer_readout
+        split = getattr(self.task, "split_answer", None)
+        self.answer_split = split if readout is not None and cfg.answer_term is not False else None
+        self.n_answers = int(readout["classes"]) if readout is not None else 0
         self.anchor, self.anchored, self.anchor_streak, self.release_step = None, False, 0, 0
         self.best: tuple[tuple[float, float], int, dict[str, torch.Tensor]] | None = None
         h = header or {}
@@ -258,8 +270,8 @@ class _Trainer:
             self.pinned = self.anchored and Anchor.can_pin(self.nfsm, self.cfg.d_model)
             if self.pinned:  # frozen: AdamW skips a parameter without gradient
                 Anchor.pin(self.nfsm)
-        if self.nfsm is not None:
-            self.nfsm.track = bool(cfg.explore or cfg.anchor_explore or self.anchor is not None)
+        for layer in self.nfsm_layers:
+            layer.track = bool(cfg.explore or cfg.anchor_explore or self.anchor is not None)
 
     def _release(self) -> None:
         """The anchored arm's release: the free loss, the readout unpinned, a fresh optimizer and schedule."""
@@ -285,8 +297,10 @@ class _Trainer:
                 total = loss_sum
                 frontier = first_error((out.argmax(-1) == batch.targets).detach(), batch.mask)[1]
             beta = cfg.explore
-        if beta and "excess" in aux:
-            total = total + beta * explore_scale(self.step, cfg.steps) * frontier_excess(aux["excess"], frontier)
+        excess = [layer.aux["excess"] for layer in self.nfsm_layers if "excess" in layer.aux]
+        if beta and excess:  # the mean over the NFSM layers of each word's excess at its first error
+            mean = torch.stack(excess).mean(0)
+            total = total + beta * explore_scale(self.step, cfg.steps) * frontier_excess(mean, frontier)
         return total
 
     # ------------------------------------------------------------------ files (rank 0)
@@ -357,12 +371,22 @@ class _Trainer:
             ce = F.cross_entropy(out.flatten(0, 1), batch.targets.flatten(), reduction="none").view(mask.shape)
             right = ((out.argmax(-1) == batch.targets) & mask).sum().double()
             total = (ce * mask).sum()
+            fit, fit_out, answer = batch, out, None
+            if self.answer_split is not None:  # the states' logits on the states everywhere, the answer apart
+                states, answers = self.answer_split(batch.targets, batch.lengths)
+                fit, fit_out = Batch(batch.inputs, states, mask, batch.lengths), out[..., : -self.n_answers]
+                rows = torch.arange(len(answers), device=out.device)
+                last = out[rows, batch.lengths.long() - 1, -self.n_answers :]
+                answer = F.cross_entropy(last, answers, reduction="sum")
+                ce = F.cross_entropy(fit_out.flatten(0, 1), states.flatten(), reduction="none").view(mask.shape)
             if self.cfg.loss == "first-error":
-                weighted = (ce * mask * first_error_weights(out, batch)).sum()
+                weighted = (ce * mask * first_error_weights(fit_out, fit)).sum()
             else:
-                weighted = total
-            arm = self._arm_loss(out, batch, weighted * self.cfg.batch / n_global)
+                weighted = (ce * mask).sum()
+            arm = self._arm_loss(fit_out, fit, weighted * self.cfg.batch / n_global)
             loss = weighted / n_global if arm is None else arm / self.cfg.batch
+            if answer is not None:  # Brandoit et al.'s _answer_term: the mean over words, full weight, both arms
+                loss = loss + answer / self.cfg.batch
             stats = torch.stack([total.detach().double(), right])
         return loss * self.world.size, stats
 
@@ -426,6 +450,12 @@ class _Trainer:
             ok = self.anchor.heads_correct(self.nfsm.aux["indices"], b.targets) | ~b.mask
             heads["anchor_sequence_accuracy"] = float(ok.all(1).double().mean())
         good = (out.argmax(-1) == b.targets) | ~b.mask
+        if self.n_answers and self.world.size == 1:  # an answer readout: the answer and the states apart
+            rows, last = torch.arange(len(b.lengths), device=good.device), b.lengths.long().to(good.device) - 1
+            states = good.clone()
+            states[rows, last] = True
+            heads["val_answer_accuracy"] = float(good[rows, last].double().mean())
+            heads["val_state_sequence_accuracy"] = float(states.all(1).double().mean())
         words = (good.all(dim=1) & b.mask.any(dim=1)).sum()
         s = all_sum(
             torch.stack([(good & b.mask).sum(), b.mask.sum(), words, b.mask.any(dim=1).sum()]).double(), self.world
