@@ -86,6 +86,14 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         dict(default=None, help="Causal convolutions (k = 4) on q, k, v (default on)."),
     ),
     (
+        ("--conv-bias/--no-conv-bias",),
+        dict(
+            default=None,
+            help="deltanet/deltaproduct: a bias in the short convolutions (default off, as fla's ShortConvolution; "
+            "on: the layer as fsa2rnn built it before, for comparisons).",
+        ),
+    ),
+    (
         ("--delta-form",),
         dict(
             help="deltanet/deltaproduct form: fla (per-head output RMSNorm, Xavier init of gain 2^-2.5, no beta "

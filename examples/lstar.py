@@ -24,7 +24,7 @@ QUIET = dict(progress=False, lmax=False, samples=64, val_every=100, checkpoint_e
 RUNS = {
     "parity · deltanet [−1, 1]": dict(task="grazzi:parity", labels="dense", model="deltanet", eig="-1,1",
                                        delta_form="plain", d_model=8, heads=1, head_dim=4, mlp_ratio=0.0,
-                                       train_length="2..16", steps=200,
+                                       conv_bias=True, train_length="2..16", steps=200,
                                        lr=1e-2, batch=32),
     "parity · lstm": dict(task="grazzi:parity", model="lstm", d_model=16, mlp_ratio=0.0, train_length="2..8",
                           steps=150, lr=1e-2, batch=32),

@@ -90,6 +90,7 @@ class TrainConfig:
     #: CONV_KERNEL = 2 on TSO_N); None or 0: none
     nfsm_conv: int | None = None
     short_conv: bool | None = None
+    conv_bias: bool | None = None
     #: DeltaNet/DeltaProduct form (nn/layers/delta_product.py): fla (output RMSNorm, fla's init, no β bias) | plain
     delta_form: str | None = None
     #: dlr/dlr-prod/dss-exp initialisation: default (the layer's) | atomic (the authors' atomic tasks); None: default
@@ -387,7 +388,8 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         args.update(DLR_INITS[cfg.dlr_init][m])
     if m in ("deltanet", "deltaproduct"):  # recorded in every run, so a run reloads with the form it trained
         args["form"] = cfg.delta_form or "fla"
-        args["conv_bias"] = False  # fla's ShortConvolution; recorded, so older runs (biased) are told apart
+        # fla's ShortConvolution has no bias (the default); recorded, so older runs (biased) are told apart
+        args["conv_bias"] = bool(cfg.conv_bias)
     regression = task.kind == "regression"
     return ModelConfig(
         vocab=task.vocab_size,
@@ -489,10 +491,15 @@ def load_run(
 
 def run_record(cfg: TrainConfig, mcfg: ModelConfig, task: Task) -> dict[str, Any]:
     """RUN/config.json: the training config, the model config and the task's description."""
+    model = mcfg.to_dict()
+    if mcfg.layer in ("deltanet", "deltaproduct") and "conv_bias" not in mcfg.layer_args:
+        # a model built without the key has the layer's default, no bias: recorded, since a record without it is
+        # read as an older, biased run (read_run_record)
+        model["layer_args"] = {**mcfg.layer_args, "conv_bias": False}
     return {
         "format": RUN_FORMAT,
         "train": cfg.to_dict(),
-        "model": mcfg.to_dict(),
+        "model": model,
         "task": {
             "name": task.name,
             "kind": task.kind,

@@ -53,7 +53,8 @@ def train_tiny(task_name, layer, layer_args, *, steps, lengths, seed, d_model, l
 
 @pytest.fixture(scope="module")
 def parity_deltanet():
-    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain"},
+    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain",
+                                                      "conv_bias": True},
                       steps=200, lengths=(2, 16), seed=0, d_model=8, lr=1e-2)  # fmt: skip
 
 

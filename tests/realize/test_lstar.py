@@ -108,7 +108,8 @@ def parity_deltanet():
     from .test_extract_models import train_tiny
 
     # beta in (0, 2): the eigenvalues 1 − beta span [−1, 1] (Grazzi et al.)
-    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain"},
+    return train_tiny("grazzi:parity", "deltanet", {"heads": 1, "head_dim": 4, "beta_range": (0, 2), "form": "plain",
+                                                      "conv_bias": True},
                       steps=200, lengths=(2, 16), seed=0, d_model=8, lr=1e-2)  # fmt: skip
 
 
