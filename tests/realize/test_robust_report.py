@@ -174,3 +174,20 @@ def test_robust_report_searches_up_to_2_to_the_14_by_default():
     out = robust_report(z5, None, eta=stepper_for(z5).radius / 99.5, lmax=True)
     assert out["horizon"] == 100 and (out["l_max"], out["l_max_witness"]) == (100, 100)
     assert out["cap"] == 2**14 and not out["l_max_capped"]
+
+
+def test_failing_word_searches_64_words_by_default():
+    """trajectory_failing_word tries ``n_words`` = 64 seeded random words by default. The flip-flop's diagonal model
+    forgets its error on set and reset and keeps it on read (ρ = 1 along read, Theorem 4.1 (i)), so an adversarial
+    trajectory errs only after a long enough run of reads: at a horizon of 7 and seed 39, none of the first 64 words
+    has one within 64 steps and the 65th has."""
+    from fsa2rnn.compiler import compile_diagonal
+    from fsa2rnn.realize.conditions import trajectory_failing_word
+    from fsa2rnn.realize.steppers import stepper_for
+
+    a = resolve_spec("flipflop")
+    st = stepper_for(compile_diagonal(a))
+    eta = st.radius / 6.5
+    assert trajectory_failing_word(st, a, eta=eta, seed=39) is None
+    word = trajectory_failing_word(st, a, eta=eta, seed=39, n_words=65)
+    assert word is not None and a.symbols[word[-1]] == "read"
