@@ -365,8 +365,9 @@ def check_conditions(
     """The robustness verdict of a compiled model at η against ``automaton`` (default: the target stored in it).
 
     ``{eta, verdict, theorem, evidence, witness, …}`` with, by target, ``radius`` (η*), ``spectral_radius``,
-    ``witness_prefix``, ``horizon`` and ``simulation`` (adversarial L_max up to ``cap``, default SIMULATION_CAP = 1024,
-    when ``simulate``)."""
+    ``witness_prefix``, ``horizon`` and ``simulation`` when ``simulate``: the adversarial L_max on 16 random words (or
+    the witness word), searched as robust_report's from length LMAX_START = 16 up to ``cap`` (default SIMULATION_CAP
+    = 1024)."""
     eta = check_eta(eta)
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled

@@ -191,3 +191,23 @@ def test_failing_word_searches_64_words_by_default():
     assert trajectory_failing_word(st, a, eta=eta, seed=39) is None
     word = trajectory_failing_word(st, a, eta=eta, seed=39, n_words=65)
     assert word is not None and a.symbols[word[-1]] == "read"
+
+
+def test_the_simulation_of_a_robust_verdict_is_the_l_max_search_from_16(monkeypatch):
+    """check_conditions' simulation is robust_report's L_max search (from LMAX_START = 16, here on 16 random words):
+    with a certified radius patched to 3η* (a lie, as in tests/realize/test_theorems.py), the shift register of
+    (a|b|c)*abc at 1.1η* is called robust, and its simulation fails at the length that search finds (seed 0: 3; a
+    search from 17 draws other words and fails first at 9), which turns the verdict into a contradiction."""
+    from fsa2rnn.compiler import compile_affine
+    from fsa2rnn.realize.conditions import LMAX_START
+    from fsa2rnn.realize.robust import l_max
+    from fsa2rnn.realize.steppers import stepper_for
+
+    a = resolve_spec("regex:(a|b|c)*abc")
+    model = compile_affine(a)
+    eta = 1.1 * check_conditions(model, 0.0, simulate=False)["radius"]
+    original = conditions._certified
+    monkeypatch.setattr(conditions, "_certified", lambda st, a, eta, star, *rest: original(st, a, eta, 3 * star, *rest))
+    res = check_conditions(model, eta, cap=64)
+    want = l_max(None, stepper=stepper_for(model), automaton=a, eta=eta, n_words=16, start=LMAX_START, cap=64, seed=0)
+    assert res["contradiction"] and res["simulation"]["l_max"] == want["l_max"]
