@@ -44,10 +44,13 @@ LMAX_START = 16
     show_default=True,
     help="With --eta: e_t uniform in the η-ball, or pushed toward the nearest wrong cell.",
 )
-@click.option("--lmax", is_flag=True, help="With --eta: the failing length of η-trajectories (words doubled to --cap).")
+@click.option("--lmax", is_flag=True,
+              help="With --eta: the failing length of η-trajectories (a compiled model: on 32 random words, lengths "
+                   "doubled from 16 to --cap).")  # fmt: skip
 @cap_option
 @click.option("--plot", default=None, type=click.Path(),
-              help="With --eta: write the drift against t (.png, .pdf, .svg: the extension is the format).",
+              help="With --eta: write the drift against t of 8 random words and the witness word, up to length "
+                   "min(--cap, 4096) (.png, .pdf, .svg: the extension is the format).",
               )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @quiet_option

@@ -365,7 +365,9 @@ def check_conditions(
     """The robustness verdict of a compiled model at η against ``automaton`` (default: the target stored in it).
 
     ``{eta, verdict, theorem, evidence, witness, …}`` with, by target, ``radius`` (η*), ``spectral_radius``,
-    ``witness_prefix``, ``horizon`` and ``simulation`` (adversarial L_max up to ``cap`` when ``simulate``)."""
+    ``witness_prefix``, ``horizon`` and ``simulation`` when ``simulate``: the adversarial L_max on 16 random words (or
+    the witness word), searched as robust_report's from length LMAX_START = 16 up to ``cap`` (default SIMULATION_CAP
+    = 1024)."""
     eta = check_eta(eta)
     if not isinstance(model, CompiledModel) and isinstance(getattr(model, "compiled", None), CompiledModel):
         model = model.compiled
@@ -421,8 +423,10 @@ def robust_report(
 ) -> dict[str, Any]:
     """What ``fsa2rnn verify --eta`` adds to its report: ``{eta, verdict, theorem, evidence, witness, l_max,
     l_max_capped, perturbation, …}``. With ``lmax`` the failing length of η-trajectories of ``perturbation_kind``
-    on random words (and, for a witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
-    of the drift against t (random words and the witness word). ``engine``: realize/robust.py's ``ENGINES``."""
+    on LMAX_WORDS = 32 random words, lengths doubled from LMAX_START = 16 to ``cap`` (default 2^14) (and, for a
+    witness of Theorem 4.1 (i), on p·w·w·… as ``l_max_witness``); with ``plot`` a PNG
+    of the drift against t (PLOT_WORDS = 8 random words and the witness word, min(cap, PLOT_LENGTH = 4096) steps).
+    ``engine``: realize/robust.py's ``ENGINES``."""
     eta = check_eta(eta)
     if cap < LMAX_START:
         raise SpecError(f"the cap {cap} is below the start length {LMAX_START}")

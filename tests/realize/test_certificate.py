@@ -444,3 +444,17 @@ def test_single_index_heads_are_certified_without_a_margin():
     cert = margin_certificate(compile_nfsm(one), "float16")
     assert cert["certified"] and cert["margin"] is None
     assert "every head has a single index" in cert["statement"]
+
+
+def test_verify_check_holds_only_when_both_the_certificate_and_the_extraction_do():
+    """The nfsm target's check (``verify``): ok needs the margin certificate and the extracted tables. At margin 1e-3
+    a random automaton's tables still realize it at float16 (the extraction matches) but the margins are below twice
+    the rounding bound (no certificate), so the check fails; at float32 both hold."""
+    from fsa2rnn.realize.certificate import verify_check
+
+    a = random_automaton(7, 3, 5)
+    model = compile_nfsm(a, margin=1e-3, heads="single", layers="single")
+    report, ok = verify_check(model, a, dtype="float16")
+    assert report["extraction"]["match"] and not report["certificate"]["certified"] and not ok
+    report, ok = verify_check(model, a, dtype="float32")
+    assert report["extraction"]["match"] and report["certificate"]["certified"] and ok
