@@ -92,7 +92,7 @@ def shortest_cycle(graph: dict[str, Any], usable: np.ndarray) -> tuple[list[int]
     for v in sorted(np.flatnonzero(alive).tolist(), key=lambda u: graph["dist"][u]):
         if best is not None and graph["dist"][v] + 1 >= best[0]:
             break
-        back = {v: (-1, -1)}
+        back: dict[int, tuple[int, int] | None] = {v: None}  # v's entry marks it seen; the walk back stops at v
         frontier, found = [v], None
         while frontier and found is None:
             nxt = []
