@@ -97,6 +97,7 @@ TESTS: dict[str, list[str]] = {
         "tests/realize/test_theorem_mutants.py",
     ],
     "realize/steppers.py": [
+        "tests/realize/test_steppers.py",
         "tests/realize/test_robust.py",
         "tests/realize/test_trajectory.py",
         "tests/contracts/test_conformance.py",
