@@ -86,20 +86,20 @@ class Block:
 
     def face(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """For block vectors u (N, w), float64: the distance to the nearest face of u's cell that leads to another
-        label, and that face's outward unit normal (N, w)."""
+        label, and that face's outward unit normal (N, w); every array here is 2-D (rows: the N vectors)."""
         if self.cube:
             delta = u - torch.round(u)
             gap = 0.5 - delta.abs()
-            d, i = gap.min(-1)
+            d, i = gap.min(1)
             sign = torch.where(delta.gather(1, i[:, None]) >= 0, 1.0, -1.0).to(u.dtype)
             return d, torch.zeros_like(u).scatter_(1, i[:, None], sign)
         d2 = torch.cdist(u, self.codes, compute_mode="donot_use_mm_for_euclid_dist").square()
-        d1, n1 = d2.min(-1)
+        d1, n1 = d2.min(1)
         apart = self.pairwise.index_select(0, n1)  # ‖c_k − c_n1‖
         other = (self.labels != self.labels.index_select(0, n1)[:, None]) & (apart > 0)
         # distance from u to the bisector of c_n1 and c_k: (‖u − c_k‖² − ‖u − c_n1‖²) / (2‖c_k − c_n1‖)
         dist = torch.where(other, (d2 - d1[:, None]) / (2 * apart.clamp(min=1e-300)), torch.inf)
-        d, k = dist.min(-1)
+        d, k = dist.min(1)
         normal = (self.codes.index_select(0, k) - self.codes.index_select(0, n1)) / apart.gather(1, k[:, None])
         return d, torch.where(torch.isfinite(d)[:, None], normal, torch.zeros_like(normal))
 
@@ -166,7 +166,7 @@ class Stepper:
         """The unperturbed trajectory's states, answering the same inputs as every executor (−1 past a length)."""
         x = check_symbol_ids(symbol_ids, self.net.n_symbols, lengths, symbols=self.net.program.symbols)
         if x.ids.size == 0:
-            return x.finish(np.full(x.ids.shape, -1, dtype=np.int64))
+            return x.finish(np.empty(x.ids.shape, dtype=np.int64))  # no elements to fill
         return x.finish(self.run(x.ids)[0].numpy())
 
     def _top2(self, h: torch.Tensor) -> tuple[torch.Tensor, Any]:
