@@ -72,8 +72,7 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
             continue
         kind, t = a
         if kind == "matrix":
-            n = t.shape[-1]  # square: (k, …, n, n)
-            eig = torch.linalg.eigvals(t.reshape(k, -1, n, n)).cpu().numpy()  # (k, H, n)
+            eig = torch.linalg.eigvals(t.reshape(k, -1, *t.shape[-2:])).cpu().numpy()  # (k, H, n)
         else:
             eig = t.reshape(k, 1, -1).cpu().numpy()  # every diagonal entry in one row
         for s in range(k):

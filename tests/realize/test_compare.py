@@ -96,6 +96,19 @@ def test_trained_spectra_of_diagonal_layers_are_all_their_entries_in_one_row(lay
         assert np.abs(np.asarray(rows[0]["eigenvalues"]).imag).max() > 1e-3
 
 
+def test_trained_spectra_of_a_pdssm_are_the_eigenvalues_of_p_times_d():
+    """PD-SSM: one (n × n) transition P(x)D(x) per symbol, no head axis: one row per symbol, its n eigenvalues."""
+    torch.manual_seed(2)
+    net = SequenceModel(2, 2, "pdssm", 1, 8, layer_args={"state_size": 4}, mlp_ratio=0).eval()
+    rows = cmp.trained_spectra(net, ["0", "1"])
+    assert [(r["symbol"], r["layer"], r["head"]) for r in rows] == [("0", 1, 0), ("1", 1, 0)]
+    with torch.no_grad():
+        a = net.blocks[0].layer.transition(layer_input_at_end_of_run(net, 0, 2)).to(torch.complex128).numpy()
+    assert a.shape == (2, 4, 4)
+    for s, r in enumerate(rows):
+        assert same_multiset(r["eigenvalues"], np.linalg.eigvals(a[s]))
+
+
 def test_a_model_without_a_linear_transition_has_no_spectra():
     net = SequenceModel(2, 2, "lstm", 1, 8)
     assert not cmp.has_spectra(net)
@@ -392,9 +405,16 @@ def test_compare_with_a_labelled_target_uses_its_minimal_machine(parity):
     assert not rep["tables"]["equal_up_to_relabeling"]  # the compiled model is of the 4-state target
 
 
-def test_api_defaults_are_the_clis():
-    """`compare()` and `l_max_table()` sample as `fsa2rnn compare` does by default (--words, --seed, --samples)."""
+def test_api_defaults_are_the_clis(parity):
+    """`compare()` and `l_max_table()` sample as `fsa2rnn compare` does by default (--words, --seed, --samples);
+    both run here on what needs no work (a task they refuse, no dtypes), so that the mutation runner, which picks
+    tests by the lines they run, counts this test for their signatures."""
     from fsa2rnn.cli.compare import compare_command
+
+    task, model = parity
+    with pytest.raises(SpecError, match="no automaton"):
+        cmp.compare(model, NoBlanks(task, kind="regression"), length=8)
+    assert cmp.l_max_table(model, task, None, start=8, cap=8, dtypes=())["trained"] == []
 
     cli = {p.name: p.default for p in compare_command.params}
     api = inspect.signature(cmp.compare).parameters
