@@ -84,6 +84,7 @@ TESTS: dict[str, list[str]] = {
         "tests/realize/test_theorem_mutants.py",
     ],
     "realize/compare.py": [
+        "tests/realize/test_compare.py",
         "tests/realize/test_extract_models.py",
         "tests/compiler/test_pdssm_target.py",
         "tests/contracts/test_hostile_inputs.py",

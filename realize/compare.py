@@ -72,7 +72,7 @@ def trained_spectra(model: Any, symbols: list[str] | tuple[str, ...]) -> list[di
             continue
         kind, t = a
         if kind == "matrix":
-            eig = torch.linalg.eigvals(t.reshape(k, -1, t.shape[-2], t.shape[-1])).cpu().numpy()  # (k, H, n)
+            eig = torch.linalg.eigvals(t.reshape(k, -1, *t.shape[-2:])).cpu().numpy()  # (k, H, n)
         else:
             eig = t.reshape(k, 1, -1).cpu().numpy()  # every diagonal entry in one row
         for s in range(k):
@@ -126,7 +126,7 @@ def compiled_spectra(compiled: CompiledModel) -> tuple[dict[str, np.ndarray] | N
 
 #: what the smaller spectrum is padded with: a transition on d dimensions inside a larger state acts there as
 #: A ⊕ I, so every eigenvalue without a partner is compared with 1
-PAD = 1.0 + 0.0j
+PAD = complex(1.0)
 
 
 def match_spectra(a: np.ndarray, b: np.ndarray, *, pad: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
@@ -146,11 +146,10 @@ def match_spectra(a: np.ndarray, b: np.ndarray, *, pad: bool = True) -> tuple[np
         a, b = (np.concatenate([x, np.full(n - len(x), PAD)]) for x in (a, b))
     cost = np.abs(a[:, None] - b[None, :])
     # among matchings of equal total, the real pairs are the closest ones (an eigenvalue 1 goes to a real 1, and
-    # the padding takes what is far), and ties between a real eigenvalue and the padding go to the real eigenvalue
+    # the padding takes what is far); a constant added to every padding row or column would change every
+    # matching's total alike, so only the real pairs are weighted
     tie = np.zeros_like(cost)
     tie[:na, :nb] += 1e-9 * cost[:na, :nb]
-    tie[na:, :] += 1e-9
-    tie[:, nb:] += 1e-9
     r, c = linear_sum_assignment(cost + tie)
     return r, c, float(cost[r, c].max())
 
@@ -198,76 +197,102 @@ def _pairs(eig: np.ndarray) -> list[list[float]]:
     return [[float(v.real), float(v.imag)] for v in _sorted(eig)]
 
 
+#: the look of :func:`plot_spectra` (inches, points, font sizes, line widths, drawing order), cosmetic only: not
+#: mutated (mutation/; the tests check what the figure shows and the order of its layers, not these sizes)
+_STYLE: dict[str, Any] = {  # pragma: no mutate
+    "panel": (3.6, 3.7),  # pragma: no mutate  (inches per panel: width, height)
+    "legend_strip": 0.9,  # pragma: no mutate  (inches below the panels for the legend)
+    "legend_rect": (0, 0.06, 1, 1),  # pragma: no mutate  (tight_layout's rectangle above the legend)
+    "limit": 1.3,  # pragma: no mutate  (each panel shows [−limit, limit]²)
+    "circle_points": 361,  # pragma: no mutate
+    "zorder": {"guides": 0, "compiled": 2, "trained": 3},  # pragma: no mutate  (the trained dots on top)
+    "circle_lw": 0.8,  # pragma: no mutate
+    "axis_lw": 0.6,  # pragma: no mutate
+    "compiled_size": 150,  # pragma: no mutate  (marker area: large open circles)
+    "compiled_lw": 1.4,  # pragma: no mutate
+    "trained_size": 22,  # pragma: no mutate  (small filled dots)
+    "trained_alpha": 0.85,  # pragma: no mutate
+    "count_offset": (12, -14),  # pragma: no mutate  (points above, below a point for its ×k)
+    "fonts": {"count": 7, "tick": 7, "axis": 8, "legend": 8, "panel": 9, "title": 10},  # pragma: no mutate
+    "legend_frame": False,  # pragma: no mutate
+    "dpi": 110,  # pragma: no mutate
+}  # pragma: no mutate
+
+
 def plot_spectra(rows: list[dict[str, Any]], path: str | Path, title: str = "") -> None:
-    """A figure with one panel per symbol: the unit circle, the compiled eigenvalues (large open circles, drawn first)
-    and the trained ones (small filled dots on top, one colour per layer), an eigenvalue repeated k times labelled
-    ×k, axes Re and Im, each panel titled with its padded distance; written atomically in the format of the path's
-    extension (png, pdf, svg)."""
+    """A figure with one panel per symbol (at most four per row): the unit circle, the compiled eigenvalues (large
+    open circles, drawn first) and the trained ones (small filled dots on top, one colour per layer), an eigenvalue
+    repeated k times labelled ×k (below a compiled point, above a trained one), axes Re and Im, each panel titled
+    with its padded distance; written atomically in the format of the path's extension (png, pdf, svg)."""
     plt = pyplot()
-
-
+    st, z, font = _STYLE, _STYLE["zorder"], _STYLE["fonts"]
     symbols = list(dict.fromkeys(r["symbol"] for r in rows))
     if not symbols:
         raise SpecError("no spectra to plot: the model has no layer with a linear transition A(x)")
     cols = min(len(symbols), 4)
     nrows = -(-len(symbols) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 3.7 * nrows + 0.9), squeeze=False)
-    circle = np.exp(1j * np.linspace(0, 2 * np.pi, 361))
+    width, height = st["panel"]
+    fig, axes = plt.subplots(nrows, cols, figsize=(width * cols, height * nrows + st["legend_strip"]), squeeze=False)
+    circle = np.exp(1j * np.linspace(0, 2 * np.pi, st["circle_points"]))
     layers = sorted({r["layer"] for r in rows})
     colours = plt.get_cmap("tab10")
     handles: dict[str, Any] = {}
+    lim = st["limit"]
     for ax, sym in zip(axes.ravel(), symbols):
         mine = [r for r in rows if r["symbol"] == sym]
-        ax.plot(circle.real, circle.imag, color="0.8", lw=0.8, zorder=0)
-        ax.axhline(0, color="0.9", lw=0.6, zorder=0)
-        ax.axvline(0, color="0.9", lw=0.6, zorder=0)
+        ax.plot(circle.real, circle.imag, color="0.8", lw=st["circle_lw"], zorder=z["guides"])
+        ax.axhline(0, color="0.9", lw=st["axis_lw"], zorder=z["guides"])
+        ax.axvline(0, color="0.9", lw=st["axis_lw"], zorder=z["guides"])
         comp = next((r["compiled"] for r in mine if r["compiled"] is not None), None)
         if comp is not None:
             pts, counts = _multiset(comp)
-            handles["compiled"] = ax.scatter(pts[:, 0], pts[:, 1], s=150, facecolors="none", edgecolors="black",
-                                             linewidths=1.4, zorder=2, label="compiled")  # fmt: skip
-            _label_counts(ax, pts, counts, dy=-0.16, color="black")
+            handles["compiled"] = ax.scatter(pts[:, 0], pts[:, 1], s=st["compiled_size"], facecolors="none",
+                                             edgecolors="black", linewidths=st["compiled_lw"], zorder=z["compiled"],
+                                             label="compiled")  # fmt: skip
+            _label_counts(ax, pts, counts, above=False, color="black")
         for li, layer in enumerate(layers):
             trained = [p for r in mine if r["layer"] == layer for p in r["trained"]]
             if not trained:
                 continue
             pts, counts = _multiset(trained)
             label = f"trained, layer {layer}" if len(layers) > 1 else "trained"
-            handles[label] = ax.scatter(pts[:, 0], pts[:, 1], s=22, color=colours(li), alpha=0.85, zorder=3,
-                                        label=label)  # fmt: skip
-            _label_counts(ax, pts, counts, dy=0.1, color=colours(li))
+            handles[label] = ax.scatter(pts[:, 0], pts[:, 1], s=st["trained_size"], color=colours(li),
+                                        alpha=st["trained_alpha"], zorder=z["trained"], label=label)  # fmt: skip
+            _label_counts(ax, pts, counts, above=True, color=colours(li))
         dist = [r["distance"] for r in mine if r["distance"] is not None]
         name = sym if ":" in sym else f"symbol {sym}"
-        ax.set_title(name + (f" · distance {max(dist):.3f}" if dist else ""), fontsize=9)
+        ax.set_title(name + (f" · distance {max(dist):.3f}" if dist else ""), fontsize=font["panel"])
         ax.set_aspect("equal")
-        ax.set_xlim(-1.3, 1.3)
-        ax.set_ylim(-1.3, 1.3)
-        ax.set_xlabel("Re λ", fontsize=8)
-        ax.set_ylabel("Im λ", fontsize=8)
-        ax.tick_params(labelsize=7)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_xlabel("Re λ", fontsize=font["axis"])
+        ax.set_ylabel("Im λ", fontsize=font["axis"])
+        ax.tick_params(labelsize=font["tick"])
     for ax in axes.ravel()[len(symbols) :]:
         ax.axis("off")
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=8,
-               frameon=False)  # fmt: skip
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=font["legend"],
+               frameon=st["legend_frame"])  # fmt: skip
     if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    save_figure(fig, path, dpi=110)
+        fig.suptitle(title, fontsize=font["title"])
+    fig.tight_layout(rect=st["legend_rect"])
+    save_figure(fig, path, dpi=st["dpi"])
 
 
 def _multiset(points: list[list[float]], tol: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
     """Distinct points (within ``tol``) and how often each occurs."""
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    pts = np.asarray(points, dtype=np.float64).reshape(len(points), 2)
     keys = np.round(pts / tol).astype(np.int64)
     _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
     return pts[first], counts
 
 
-def _label_counts(ax: Any, pts: np.ndarray, counts: np.ndarray, *, dy: float, color: Any) -> None:
+def _label_counts(ax: Any, pts: np.ndarray, counts: np.ndarray, *, above: bool, color: Any) -> None:
+    """``×k`` beside each point that occurs k > 1 times, centred above it or below it."""
+    up, down = _STYLE["count_offset"]
     for (x, y), k in zip(pts, counts):
         if k > 1:
-            ax.annotate(f"×{k}", (x, y), xytext=(0, 12 if dy > 0 else -14), textcoords="offset points",
-                        ha="center", fontsize=7, color=color)  # fmt: skip
+            ax.annotate(f"×{k}", (x, y), xytext=(0, up if above else down), textcoords="offset points",
+                        ha="center", fontsize=_STYLE["fonts"]["count"], color=color)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------- monoids, tables
@@ -350,8 +375,9 @@ def l_max_table(
 ) -> dict[str, Any]:
     """L_max of the trained model on the task's evaluation words and of the compiled model on its automaton's words
     (the same symbol distribution), at each dtype: ``{dtypes, start, cap, n_words, trained, compiled}`` with
-    entries ``{l_max, capped}`` (``error`` where a dtype does not run). ``read``: how a one-layer NFSM is read
-    (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables, ``"logits"`` position by position)."""
+    entries ``{l_max, capped}`` (``error``, its message cut to 200 characters, where a dtype does not run).
+    ``read``: how a one-layer NFSM is read (nn/model.py ``SequenceModel.predictor``: ``"auto"`` through its tables,
+    ``"logits"`` position by position)."""
     out: dict[str, Any] = {"dtypes": list(dtypes), "start": start, "cap": cap, "n_words": n_words}
     make = lambda dt: copy.deepcopy(trained).to(dt).predictor(read=read)  # noqa: E731
     out["trained"] = [_search(make, task.word_source(), dt, start, cap, n_words, seed) for dt in dtypes]
@@ -445,8 +471,8 @@ def compare(
     symbols = tuple(task.automaton.symbols)
     note = None
     if compiled is None:
-        heads = len(model.blocks[0].layer.heads) if model.config.layer == "nfsm" else 1
-        compiled, note = default_compiled(model.config.layer, goal.automaton, heads)
+        heads = {"heads": len(model.blocks[0].layer.heads)} if model.config.layer == "nfsm" else {}
+        compiled, note = default_compiled(model.config.layer, goal.automaton, **heads)
     ex = extract(model, symbols=symbols, classes=task.classes, length=length, words=words, seed=seed)
     relation = relate(ex.machine, goal, labels_compared=labelled, predict=ex.predict, seed=seed)
     report: dict[str, Any] = {"extracted": {**ex.report(), **relation}}
