@@ -65,6 +65,12 @@ def test_extract_needs_both_names_and_no_more_symbols_than_the_vocabulary():
         ex.extract(model, symbols=("a", "b", "c"), classes=("x", "y", "z"), length=3, words=4)
 
 
+@pytest.mark.xfail(strict=True, reason="bug: no symbols: a ValueError (np.concatenate of no steps), no SpecError")
+def test_extract_refuses_an_empty_alphabet():
+    with pytest.raises(SpecError):
+        ex.extract(_nfsm(0), symbols=(), classes=("x", "y"), length=3, words=4)
+
+
 def test_extract_defaults_are_those_of_sample_extract_and_of_held_out_agreement():
     """The docstring: the sample's sizes and seed as in realize/sample_extract.py; the held-out agreement reported is
     held_out_agreement's with its own defaults (the same words and seed) at the extraction length 40."""
