@@ -90,6 +90,7 @@ TESTS: dict[str, list[str]] = {
         "tests/contracts/test_hostile_inputs.py",
     ],
     "realize/extract.py": [
+        "tests/realize/test_extract_units.py",
         "tests/realize/test_extract.py",
         "tests/realize/test_extract_models.py",
         "tests/compiler/test_nfsm.py",
