@@ -245,6 +245,8 @@ def extract(
         symbols, classes = tuple(symbols), tuple(classes)
         if model.config.input_dim is not None:
             raise SpecError("a model of real-valued inputs (input_dim) reads no symbols: nothing to extract")
+        if not symbols:
+            raise SpecError("extraction needs at least one symbol: the machine's alphabet is empty")
         if len(symbols) > model.config.vocab or len(classes) != model.config.n_classes:
             raise SpecError(
                 f"the model reads {model.config.vocab} tokens into {model.config.n_classes} classes; got "
