@@ -216,7 +216,7 @@ def verify_check(model: Any, automaton: Automaton, *, dtype: str = "float64") ->
     tables (realize/extract.py), both against ``automaton``; ok when both hold (the nfsm target's ``check``)."""
     cert = margin_certificate(model, dtype, automaton)
     ext = extract_and_compare(model, automaton, dtype=dtype)
-    return {"certificate": cert, "extraction": ext}, bool(cert["certified"]) and bool(ext.get("match", False))
+    return {"certificate": cert, "extraction": ext}, bool(cert["certified"]) and bool(ext["match"])
 
 
 def compile_report(model: Any) -> dict[str, Any]:
