@@ -45,8 +45,8 @@ PHASES: dict[str, list[str]] = {
     ],
 }
 
-_EXACT = ["tests/compiler/test_exact_check.py", "tests/contracts/test_conformance.py",
-          "tests/compiler/test_model_integrity.py"]
+_EXACT = ["tests/compiler/test_exact_units.py", "tests/compiler/test_exact_check.py",
+          "tests/contracts/test_conformance.py", "tests/compiler/test_model_integrity.py"]
 _LRNN = ["tests/compiler/test_householder.py", "tests/compiler/test_householder_random.py",
          "tests/compiler/test_diagonal.py", "tests/compiler/test_gh.py",
          "tests/fsa/test_group_series.py", "tests/nn/test_lrnn.py"]  # fmt: skip

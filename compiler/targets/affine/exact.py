@@ -24,4 +24,4 @@ class ExactAffine:
         code = np.zeros((bsz, length), dtype=np.int64)
         for j in range(min(k, length)):  # digit j: symbol x_{t−j} + 1, 0 before the word starts
             code[:, j:] += (x.ids[:, : length - j] + 1) * (s + 1) ** j
-        return x.finish(p.table[code] if length else code - 1)
+        return x.finish(p.table[code])  # an empty word indexes nothing

@@ -138,7 +138,7 @@ class NFSMMachine:
         codes = self.code(cfg) * n + st
         codes, first = np.unique(codes, return_index=True)
         cfg, st = cfg[first], st[first]
-        parent = {int(c): (-1, -1) for c in codes}
+        parent: dict[int, tuple[int, int] | None] = dict.fromkeys(codes.tolist())  # a start pair: no parent
         frontier_cfg, frontier_st, frontier_code = cfg, st, codes
         while len(frontier_code):
             if readout is not None:
@@ -174,9 +174,9 @@ class NFSMMachine:
 
 @dataclass
 class Exploration:
-    """Result of :meth:`NFSMMachine.explore`: visited pairs (code·n + state → (parent, symbol))."""
+    """Result of :meth:`NFSMMachine.explore`: visited pairs (code·n + state → (parent, symbol), None for a start)."""
 
-    parent: dict[int, tuple[int, int]]
+    parent: dict[int, tuple[int, int] | None]
     n_states: int
     machine: NFSMMachine
     failing: int | None = None  #: code of the first pair found whose readout is wrong
@@ -203,10 +203,10 @@ class Exploration:
         return Readout(codes, states, list(self.machine.dims))
 
 
-def _word(parent: dict[int, tuple[int, int]], code: int) -> list[int]:
+def _word(parent: dict[int, tuple[int, int] | None], code: int) -> list[int]:
     word = []
-    while parent[code][0] != -1:
-        code, x = parent[code]
+    while (link := parent[code]) is not None:
+        code, x = link
         word.append(x)
     return word[::-1]
 
