@@ -13,8 +13,9 @@ from fsa2rnn.compiler.registry import program_of
 from fsa2rnn.compiler.targets.affine.exact import ExactAffine
 from fsa2rnn.compiler.targets.nfsm import exact as nx
 from fsa2rnn.compiler.targets.nfsm.exact import LayerTables, NFSMMachine
+from fsa2rnn.compiler.targets.pdssm import automaton_to_pdssm as pdssm_build
 from fsa2rnn.compiler.targets.pdssm.exact import ExactPDSSM
-from fsa2rnn.fsa import resolve_spec
+from fsa2rnn.fsa import Automaton, resolve_spec
 from fsa2rnn.fsa.errors import ConstructionError, LimitExceededError, ModelFileError
 
 
@@ -109,3 +110,73 @@ def test_the_exploration_limit_counts_pairs_inclusively(monkeypatch):
     monkeypatch.setattr(nx, "MAX_PAIRS", 5)
     with pytest.raises(LimitExceededError, match="over 5 "):
         machine.explore(a, [([0], 0)])
+
+
+# ------------------------------------------------------------------------------------- PD-SSM construction
+def _with(m: CompiledModel, **tensors: np.ndarray) -> CompiledModel:
+    t = dict(m.tensors)
+    t.update(tensors)
+    return CompiledModel(dict(m.header), t).seal()
+
+
+def test_pdssm_realized_automaton_is_the_compiled_one_and_keeps_unreached_states_fixed():
+    """States 0-1 reachable, state 2 not (its row leads to 0): the realized automaton has the compiled transitions
+    on 0-1, a self-loop on 2 (never explored), the initial state and the accepting set."""
+    a = Automaton(np.array([[1, 0, 0], [0, 1, 0]]), states=["p", "q", "r"], symbols=["a", "b"], initial=0,
+                  accepting=[1], name="two-and-one")  # fmt: skip
+    r = pdssm_build.realized_automaton(compile_pdssm(a))
+    assert np.array_equal(r.transitions, np.array([[1, 0, 2], [0, 1, 2]]))
+    assert r.initial == 0 and list(r.accepting_states) == [1]
+    b = resolve_spec("regex:(a|b)*ab")  # every state reachable
+    rb = pdssm_build.realized_automaton(compile_pdssm(b))
+    assert np.array_equal(rb.transitions, b.transitions)
+    assert list(rb.accepting_states) == list(b.accepting_states)
+
+
+def test_pdssm_realized_automaton_refuses_what_no_automaton_does():
+    a = resolve_spec("S3")
+    m = compile_pdssm(a)
+    n = len(m.tensors["pd.h0"])
+    with pytest.raises(ModelFileError, match="one-hot"):
+        pdssm_build.realized_automaton(_with(m, **{"pd.h0": np.array([1.0, 1.0] + [0.0] * (n - 2))}))
+    d = m.tensors["pd.D"].copy()
+    d[0, a.initial] = 0.5
+    with pytest.raises(ModelFileError, match="leave the one-hot code points"):
+        pdssm_build.realized_automaton(_with(m, **{"pd.D": d}))
+    # coordinates 0 and 1 both read as state 0 but lead, under symbol 0, to coordinates of different states
+    readout = m.tensors["readout.states"].copy()
+    p = m.tensors["pd.P"].copy()
+    q0 = int(np.flatnonzero(m.tensors["pd.h0"] == 1)[0])
+    other = (q0 + 1) % n
+    readout[other] = readout[q0]
+    p[:, q0] = other  # every symbol leads from the start to `other` (reads as the start's state)
+    p[1:, other] = q0
+    p[0, other] = (q0 + 2) % n  # ... and from `other`, symbol 0 leads to a third state: (start, 0) has two
+    with pytest.raises(ModelFileError, match="two successors"):
+        pdssm_build.realized_automaton(_with(m, **{"readout.states": readout, "pd.P": p}))
+
+
+def test_check_pdssm_refuses_other_targets_and_other_automata():
+    a = resolve_spec("S3")
+    ok = pdssm_build.check_pdssm(compile_pdssm(a), a)
+    assert ok["ok"] and ok["checked"] == a.n_states * a.n_symbols
+    other = pdssm_build.check_pdssm(compile_affine(resolve_spec("regex:(a|b)*ab")), a)
+    assert not other["ok"] and "not a pdssm model" in other["failure"]
+    more_states = Automaton(np.zeros((a.n_symbols, a.n_states + 1), dtype=np.int64), symbols=list(a.symbols))
+    res = pdssm_build.check_pdssm(compile_pdssm(a), more_states)  # same alphabet, one state more
+    assert not res["ok"] and "alphabet or states differ" in res["failure"]
+
+
+def test_compile_pdssm_limit_summary_and_verification(monkeypatch):
+    a = resolve_spec("S3")
+    m = compile_pdssm(a)
+    s = m.header["summary"]
+    assert s["verified"] is True and "verification_failure" not in s
+    assert s["layers"] == len(m.header["layers"]) == 1 and s["width"] == a.n_states
+    assert compile_pdssm(a, verify=False).header["summary"]["verified"] is False
+    entries = a.n_states * a.n_symbols
+    monkeypatch.setattr(pdssm_build, "MAX_ENTRIES", entries)
+    compile_pdssm(a)  # exactly at the limit
+    monkeypatch.setattr(pdssm_build, "MAX_ENTRIES", entries - 1)
+    with pytest.raises(LimitExceededError, match=f"needs {entries} index entries"):
+        compile_pdssm(a)
