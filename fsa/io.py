@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -132,6 +132,30 @@ def staged_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
 #: the OS error a safetensors write reports in its message (``… I/O error: No space left on device (os error 28)``,
 #: or ``… message: "No space left on device" …``)
 _RUST_IO = re.compile(r'I/O error: (.*?) \(os error \d+\)|message: "([^"]*)"')
+
+
+_STAGED = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+def staged_leftover(name: str) -> str | None:
+    """The target's name if ``name`` is the temporary file of a :func:`staged_write` into the same folder, else None.
+
+    Such a file outlives its write only when the process was killed outright (SIGKILL, power loss) between the
+    write and the rename; the target is then as it was before, and the file is debris that the next writer of the
+    folder may remove (:func:`remove_staged_leftovers`)."""
+    match = _STAGED.fullmatch(name)
+    return match["target"] if match else None
+
+
+def remove_staged_leftovers(folder: str | os.PathLike[str], targets: Iterable[str]) -> list[str]:
+    """Remove the leftover temporary files of staged writes of ``targets`` in ``folder`` (a killed writer's debris,
+    :func:`staged_leftover`); the names removed. Call it only while no other process writes the folder."""
+    wanted, removed = set(targets), []
+    for entry in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else ():
+        if staged_leftover(entry.name) in wanted and entry.is_file() and not entry.is_symlink():
+            entry.unlink(missing_ok=True)
+            removed.append(entry.name)
+    return removed
 
 
 def _write_failure(exc: Exception) -> str | None:

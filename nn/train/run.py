@@ -15,7 +15,7 @@ from typing import Any
 
 from ...fsa import signals
 from ...fsa.errors import RunsFailed, SpecError
-from ...fsa.io import atomic_write_text, output_directory
+from ...fsa.io import atomic_write_text, output_directory, staged_leftover
 from ...fsa.lock import LOCK_NAME
 from .. import limits
 from ..plugins import check_ref, parse_args
@@ -76,7 +76,9 @@ def preset_config(preset: str, scale: str = "paper", **flags: Any) -> Any:
 def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[float] | None = None) -> Path:
     """RUN (``--out``) checked before any setup: not empty, not a file or under one, writable, and either new, empty,
     a training run (what ``--resume`` then continues) or a run that never reached a checkpoint (a new run replaces
-    it; ``--resume`` refuses it). A RUN that another process is writing is refused first, naming it (runlock.py)."""
+    it; ``--resume`` refuses it). The temporary file of a run file's write that a killed run left behind counts as
+    the run's (fsa/io.py ``staged_leftover``; the trainer removes it). A RUN that another process is writing is
+    refused first, naming it (runlock.py)."""
     out = output_directory(raw)
     check_run_free(out)
     runs = run_dirs(out, seeds, rates)
@@ -84,7 +86,7 @@ def check_out(raw: str, *, resume: bool, seeds: list[int] | None, rates: list[fl
         ours = {LOCK_NAME, *runfiles.ALL_RUN_FILES} | (
             {SUMMARY} | {r.relative_to(out).parts[0] for r in runs} if seeds else set()
         )
-        other = sorted(p.name for p in out.iterdir() if p.name not in ours)
+        other = sorted(p.name for p in out.iterdir() if p.name not in ours and staged_leftover(p.name) not in ours)
         if other:
             raise SpecError(f"--out {raw!r} holds other files ({', '.join(other[:3])}{', …' * (len(other) > 3)}), "
                             "not a training run: choose a new or empty directory")  # fmt: skip
@@ -294,5 +296,3 @@ def summarize(results: list[dict[str, Any]], cfg: Any) -> dict[str, Any]:
         "median_l_max_capped": None if median is None else median[1],
         "runs": rows,
     }
-
-

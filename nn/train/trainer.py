@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from ...fsa import progress, signals
 from ...fsa.errors import Interrupted, SpecError
-from ...fsa.io import atomic_write_text
+from ...fsa.io import atomic_write_text, remove_staged_leftovers
 from ..layers.nfsm import NFSM
 from ..limits import check_train
 from ..model import SequenceModel
@@ -64,7 +64,18 @@ from .objectives import (
 )
 from .plots import plot_curves, run_title
 from .run_eval import evaluate_run_model
-from .runfiles import CONFIG, CURVES, EVAL, METRICS, MODEL, has_checkpoint, read_metrics, read_text, stream_seed
+from .runfiles import (
+    ALL_RUN_FILES,
+    CONFIG,
+    CURVES,
+    EVAL,
+    METRICS,
+    MODEL,
+    has_checkpoint,
+    read_metrics,
+    read_text,
+    stream_seed,
+)
 from .runfiles import DATA as _DATA
 from .runfiles import NOISE as _NOISE
 from .runfiles import VAL as _VAL
@@ -196,6 +207,7 @@ def train(
     second writer of ``out`` is refused, naming this process."""
     prep = Prepared(cfg, out, resume=resume, given=given, plugins=plugins, allow_changed=allow_changed)
     with run_lock(prep.out):
+        remove_staged_leftovers(prep.out, ALL_RUN_FILES)  # a killed run's half-written files (fsa/io.py)
         world = init_world(cfg.device)
         try:
             if world.size > 1 and cfg.batch % world.size:

@@ -9,7 +9,14 @@ import stat
 import pytest
 
 from fsa2rnn.fsa.errors import OutputFileError
-from fsa2rnn.fsa.io import atomic_write, atomic_write_text, output_target
+from fsa2rnn.fsa.io import (
+    atomic_write,
+    atomic_write_text,
+    output_target,
+    remove_staged_leftovers,
+    staged_leftover,
+    staged_write,
+)
 
 
 @pytest.fixture
@@ -65,6 +72,30 @@ def _special_files(tmp_path):
     directory = tmp_path / "dir"
     directory.mkdir()
     return sock, {"a FIFO": fifo, "a socket": sock_path, "a directory": directory, "a character device": "/dev/null"}
+
+
+def test_a_killed_writes_temporary_file_is_named_and_removed(tmp_path):
+    """A write killed between its data and its rename leaves a temporary file: staged_leftover names its target
+    (the real temporary name of staged_write, caught inside the write), and remove_staged_leftovers removes only the
+    leftovers of the targets it is given."""
+    seen = []
+    with staged_write(tmp_path / "model.safetensors", lambda tmp: seen.append(tmp.name) or tmp.write_bytes(b"x")):
+        assert (tmp_path / seen[0]).is_file()  # the write is done, the rename not yet: a kill here leaves it
+    assert staged_leftover(seen[0]) == "model.safetensors" and not (tmp_path / seen[0]).exists()
+    (tmp_path / ".model.safetensors.k1ll3d_x.tmp").write_bytes(b"half")
+    for name in ("model.safetensors", ".model.safetensors", ".model.safetensors.tmp", ".a.b.tmp", ".x.ABCDEFGH.tmp"):
+        assert staged_leftover(name) is None, name
+    assert staged_leftover(".config.json.abc_1234.tmp") == "config.json"
+    (tmp_path / ".notes.txt.abcdefgh.tmp").write_text("")
+    (tmp_path / ".config.json.abcdefgh.tmp").mkdir()  # not a file: kept
+    removed = remove_staged_leftovers(tmp_path, ["model.safetensors", "config.json"])
+    assert removed == [".model.safetensors.k1ll3d_x.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".config.json.abcdefgh.tmp",
+        ".notes.txt.abcdefgh.tmp",
+        "model.safetensors",
+    ]
+    assert remove_staged_leftovers(tmp_path / "absent", ["model.safetensors"]) == []
 
 
 def test_never_replaces_a_device_fifo_socket_or_directory(tmp_path):

@@ -136,6 +136,23 @@ def test_resume_after_sigkill_gives_the_records_of_an_uninterrupted_run(tmp_path
     assert _records(out) == _records(tmp_path / "whole")
 
 
+def test_a_killed_checkpoint_writes_leftover_is_the_runs_and_resume_removes_it(tmp_path):
+    """SIGKILL between a checkpoint's write and its rename leaves `.model.safetensors.XXXXXXXX.tmp` beside the run:
+    the run is still a run (refused without --resume, not 'holds other files'), and --resume removes the leftover."""
+    args = ["Z3", "--model", "lstm", "--steps", "4", *TINY, "--no-lmax", "--eval-lengths", "8", "--out", str(tmp_path)]
+    assert _train(args).exit_code == 0
+    leftover = tmp_path / ".model.safetensors.q0r_7zzx.tmp"
+    leftover.write_bytes(b"half a checkpoint")
+    (tmp_path / ".notes.md.abcdefgh.tmp").write_text("")  # not a run file's: someone else's
+    res = _train(args)
+    assert res.exit_code == 2 and ".notes.md.abcdefgh.tmp" in res.stderr and ".model" not in res.stderr
+    (tmp_path / ".notes.md.abcdefgh.tmp").unlink()
+    res = _train(args)
+    assert res.exit_code == 2 and "--resume" in res.stderr
+    assert _train([*args, "--resume"]).exit_code == 0
+    assert not leftover.exists() and (tmp_path / "model.safetensors").is_file()
+
+
 def test_resume_of_a_finished_run_only_reevaluates(tmp_path):
     args = ["Z3", "--model", "lstm", "--steps", "4", *TINY, "--no-lmax", "--eval-lengths", "8", "--out", str(tmp_path)]
     assert _train(args).exit_code == 0
