@@ -12,6 +12,7 @@ from fsa2rnn.compiler import compile_householder
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.targets.lrnn.exact import exact_check
 from fsa2rnn.fsa import Automaton, ConstructionError, NotAGroupError, UnknownStateError, resolve_spec
+from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.nn import load_model
 
 LENGTH = 1000
@@ -70,6 +71,34 @@ def test_reflections2_two_layers_of_single_reflections(spec):
     assert m.summary["verified"] and m.summary["width"] == [1, 2] and m.summary["factors_per_step"] == 1
     assert {int(k) for k in np.unique(m.tensors["L1.fkind"])} == {4}  # angle reflections only
     _check_runs(m, a, scan="parallel")
+
+
+@pytest.mark.parametrize(("spec", "k"), [("Z5", 5), ("S3", 3), ("S5:swaps", 2)])
+def test_theorem3_bound_counts_the_points_a_generator_moves(spec, k):
+    """Theorem 3's stated bound: k = the most points one ρ(δ_x) moves, at most k − 1 reflections per step, and the
+    compiled model uses exactly that many (a k-cycle needs k − 1)."""
+    s = compile_householder(resolve_spec(spec), construction="permutation").summary
+    assert f"at most k − 1 = {k - 1} reflections per step (k = {k}," in s["bound"]
+    assert s["factors_per_step"] == k - 1
+
+
+def _cycle(n: int) -> Automaton:
+    return Automaton.from_transformations({"a": [(i + 1) % n for i in range(n)]}, initial=0)
+
+
+def test_permutation_degree_limit_of_the_hash_readout():
+    """The hash readout keys a hidden vector by Σ (H_i − 1)·d^i < d^d, which fits int64 up to d = 15: a 15-cycle's
+    natural action compiles (width 15), a 16-cycle's is refused before any key is computed."""
+    model = compile_householder(_cycle(15), construction="permutation")
+    assert model.summary["width"] == 15 and model.summary["verified"]
+    with pytest.raises(LimitExceededError, match=r"has degree 16 \(limit 15 for the hash readout"):
+        compile_householder(_cycle(16), construction="permutation")
+
+
+def test_rotation_refuses_a_product_of_two_cyclic_groups():
+    klein = Automaton.from_transformations({"a": [1, 0, 3, 2], "b": [2, 3, 0, 1]}, initial=0)
+    with pytest.raises(ConstructionError, match=r"needs a cyclic transition group, but it is C2 x C2$"):
+        compile_householder(klein, construction="rotation")
 
 
 def test_constructions_that_do_not_apply():

@@ -126,3 +126,55 @@ def test_stacked_random_automata():
 def test_multi_heads_need_a_group_or_product():
     with pytest.raises(ConstructionError, match="no multi-head plan"):
         compile_nfsm(automaton_named("T3"), heads="multi")
+
+
+def _haar(seed: int, n: int) -> np.ndarray:
+    q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))
+    return q * np.sign(np.diag(r))[None, :]
+
+
+def test_dense_key_embeddings_are_drawn_per_layer_from_seed_plus_layer():
+    """embedding="dense": layer i's key embedding is the Haar-orthogonal matrix drawn from seed + i, so the stacked
+    layers get different embeddings; the default seed is 0 (compile_nfsm and nfsm_model alike); the model still
+    tracks the automaton."""
+    from fsa2rnn.compiler.targets.nfsm.automaton_to_nfsm import _first_realizing_plan, nfsm_model
+
+    a = automaton_named("T4")
+    model = compile_nfsm(a, layers="stacked", embedding="dense", seed=5)
+    specs = model.header["layers"]
+    assert len(specs) == 3
+    for i, spec in enumerate(specs):
+        assert np.array_equal(model.tensors[spec["embedding"]], _haar(5 + i, spec["n_keys"])), i
+    ids = np.random.default_rng(1).integers(0, a.n_symbols, (2, 300))
+    assert np.array_equal(_states(model, ids), a.run(ids))
+    default = compile_nfsm(a, layers="stacked", embedding="dense")
+    assert np.array_equal(default.tensors[specs[1]["embedding"]], _haar(1, specs[1]["n_keys"]))
+    plan, machine, readout = _first_realizing_plan(a, "auto", "stacked")
+    direct = nfsm_model(a, machine, readout, construction="stacked", source="test", embedding="dense")
+    assert all(np.array_equal(direct.tensors[k], v) for k, v in default.tensors.items())
+
+
+def test_summary_width_is_a_number_for_one_layer_and_a_list_for_stacked_layers():
+    """The summary's "width" is the one layer's Σ head sizes, or each stacked layer's (the T4 cascade: 4, 3, 2)."""
+    assert compile_nfsm(automaton_named("T4"), heads="single", layers="single").summary["width"] == 4  # d = |Q|
+    assert compile_nfsm(automaton_named("gridworld:3")).summary["width"] == 6  # two heads of 3
+    assert compile_nfsm(automaton_named("T4"), layers="stacked").summary["width"] == [4, 3, 2]
+
+
+def test_no_realizing_plan_is_one_construction_error_naming_each_plan(monkeypatch):
+    """A plan whose start configuration reads out as another state is skipped; when none is left, one
+    ConstructionError names every plan tried and why."""
+    from fsa2rnn.compiler.targets.nfsm import automaton_to_nfsm
+    from fsa2rnn.compiler.targets.nfsm.heads import single_head_plan
+
+    a = automaton_named("Z3")
+    wrong = single_head_plan(a.replace(initial=1))  # lifts the start to the configuration of state 1
+    monkeypatch.setattr(automaton_to_nfsm, "candidate_plans", lambda *_: [wrong])
+    with pytest.raises(ConstructionError) as err:
+        compile_nfsm(a)
+    assert str(err.value) == (
+        "no NFSM plan realizes the automaton: single: the start configuration does not read out as the initial state"
+    )
+    monkeypatch.setattr(automaton_to_nfsm, "candidate_plans", lambda *_: [])
+    with pytest.raises(ConstructionError, match=r"^no NFSM plan realizes the automaton: $"):
+        compile_nfsm(a)

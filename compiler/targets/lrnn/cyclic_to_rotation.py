@@ -26,7 +26,7 @@ def cyclic_structure(automaton: Automaton, initial: int, what: str) -> tuple[int
         factors = " x ".join(f"C{m}" for m in chars.moduli)
         raise ConstructionError(f"{what} needs a cyclic transition group, but it is {factors}")
     if len(chars.moduli) == 0:
-        return 1, np.zeros(automaton.n_symbols, dtype=np.int64), elem_states[:1]
+        return 1, np.zeros(automaton.n_symbols, dtype=np.int64), elem_states  # the identity only
     m = int(chars.moduli[0])
     states = np.empty(m, dtype=np.int64)
     states[chars.element_exps[:, 0]] = elem_states
@@ -39,7 +39,7 @@ def rotation(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.
     n_sym = automaton.n_symbols
     keys = np.arange(n_sym)[:, None]
     if m <= 2:
-        factors = [[gh.GHFactor("negate", 0)] if kx % 2 else [] for kx in k]
+        factors = [[gh.GHFactor("negate", 0)] if kx else [] for kx in k]  # k[x] ∈ {0, 1}: δ_x = g or 1
         codes = np.array([[1.0], [-1.0]])[:m]
         layer = GHLayerSpec(
             width=1,

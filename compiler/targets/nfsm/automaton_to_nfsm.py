@@ -43,7 +43,8 @@ def compile_nfsm(
     "stacked" (one layer per level of the holonomy cascade). ``margin`` (default 1.0) is the gap between the
     chosen logit and the others in every row, on top of the common level ``offset`` (default 1.0).
     ``embedding``: "onehot" (default) or "dense" (a random orthogonal key embedding drawn from ``seed``, so that
-    each logit is a dot product over all embedding coordinates, as in a trained model; compiler/targets/nfsm/logits.py).
+    each logit is a dot product over all embedding coordinates, as in a trained model; layer i's from seed + i;
+    compiler/targets/nfsm/logits.py).
     """
     if construction not in CONSTRUCTIONS:
         raise ConstructionError(
