@@ -195,7 +195,7 @@ def run_mutant(m: Mutant, tree: Path, tests: list[str], traced: dict, argfile: P
     target = tree / m.module
     original = target.read_text()
     pyc = target.parent / "__pycache__"
-    budget = 60 + 3 * sum(traced[t]["seconds"] for t in tests)
+    budget = 30 + 3 * sum(traced[t]["seconds"] for t in tests)
     argfile.write_text("\n".join(tests) + "\n")
     try:
         target.write_text(mutated_source(tree, m))
