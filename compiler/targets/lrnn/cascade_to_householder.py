@@ -153,7 +153,7 @@ def cascade(automaton: Automaton, initial: int) -> tuple[list[GHLayerSpec], np.n
     states = casc.decode(tuples)
     keep = states >= 0
     widths = casc.widths
-    bound = max(max(widths[i] - 1, widths[i]) for i in range(len(widths)))
+    bound = max(widths)  # n_i − 1 reflections for a permutation row, n_i projections for a reset row
     facts = {
         "decomposition": str(casc),
         "bound": f"Theorem 4: one layer per level, widths {widths}; at most max n_i = {bound} GH factors per step "

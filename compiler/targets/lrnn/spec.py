@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ....fsa.automaton import Automaton
+from ....fsa.errors import ConstructionError
 from ...keys import LOW_FIRST, MAX_KEY_SPACE, check_key_space, encode
 from ...model import MODEL_FORMAT, CompiledModel, resolve_initial, stored_automaton
 from . import exact, gh
@@ -181,6 +182,12 @@ def assemble(
             entry["note"] = layer.note
         header_layers.append(entry)
     radix = [int(e["n_states"]) for e in header_layers]
+    final_keys = np.asarray(final_keys)
+    if final_keys.ndim != 2 or final_keys.shape[1] != len(layers):
+        raise ConstructionError(
+            f"the final readout's state tuples have shape {final_keys.shape}, not (n, {len(layers)}) for "
+            f"{len(layers)} layers"
+        )
     check_key_space(radix, "final readout")
     fk = encode(list(np.asarray(final_keys).T), radix, LOW_FIRST)
     order = np.argsort(fk, kind="stable")
