@@ -58,6 +58,9 @@ _MONOID = ["tests/fsa/test_monoid.py", "tests/fsa/test_green.py", "tests/fsa/tes
            "tests/fsa/test_holonomy_emulation.py",
            "tests/fsa/test_cascade.py", "tests/fsa/test_group_budget.py"]  # fmt: skip
 
+#: the table of work limits in docs/limits.md, read against the modules' MAX_… constants
+_LIMITS = "tests/contracts/test_documented_limits.py"
+
 #: test files whose tests may kill a module's mutants (a superset: the trace keeps those that run the lines)
 TESTS: dict[str, list[str]] = {
     "realize/certificate.py": [
@@ -117,7 +120,7 @@ TESTS: dict[str, list[str]] = {
     "compiler/targets/lrnn/diagonal.py": [*_LRNN, "tests/contracts/test_conformance.py"],
     "compiler/targets/nfsm/automaton_to_nfsm.py": [*_NFSM, "tests/contracts/test_conformance.py"],
     "compiler/targets/nfsm/heads.py": [*_NFSM, "tests/contracts/test_conformance.py"],
-    "compiler/targets/affine/definite_to_affine.py": ["tests/compiler/test_affine.py", "tests/realize/test_robust.py",
+    "compiler/targets/affine/definite_to_affine.py": ["tests/compiler/test_affine.py", "tests/compiler/test_affine_units.py", "tests/realize/test_robust.py",
                                                       "tests/compiler/test_runtime.py",
                                                       "tests/realize/test_trajectory.py"],
     "compiler/targets/pdssm/automaton_to_pdssm.py": ["tests/compiler/test_pdssm_target.py",
@@ -134,6 +137,9 @@ TESTS: dict[str, list[str]] = {
     "compiler/scans/table_scan.py": ["tests/compiler/test_table_scan.py", "tests/nn/test_op_st_table_scan.py"],
     "compiler/scans/affine_scan.py": ["tests/compiler/test_runtime.py", "tests/compiler/test_affine.py"],
 }
+
+# a module's limits are read against docs/limits.md by one more test file
+TESTS = {module: [*files, _LIMITS] for module, files in TESTS.items()}
 
 #: tests slower than this (seconds, under the line trace) are not run per mutant
 MAX_TEST_SECONDS = 10.0

@@ -13,6 +13,7 @@ Each case names a spec string and facts known independently of fsa2rnn's code (g
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cache
 from math import factorial
@@ -140,4 +141,14 @@ def random_automaton(
         initial=0 if initial else None,
         accepting=acc,
         name=f"random-{n}x{k}-{seed}",
+    )
+
+
+def window_automaton(k: int, s: int = 2) -> Automaton:
+    """States = the last k symbols over s letters (de Bruijn): the 'last k symbols' family, definite of degree k."""
+    states = list(itertools.product(range(s), repeat=k))
+    index = {w: i for i, w in enumerate(states)}
+    table = np.array([[index[w[1:] + (x,)] for w in states] for x in range(s)])
+    return Automaton(
+        table, states=["".join(map(str, w)) for w in states], symbols=[str(x) for x in range(s)], initial=0
     )

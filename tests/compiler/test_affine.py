@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from cases import window_automaton
 
 from fsa2rnn.compiler.targets.affine.definite_to_affine import check_affine, compile_affine, non_definite_witness
 from fsa2rnn.fsa import Automaton, resolve_spec
@@ -36,16 +37,6 @@ def suffix_automaton(rng, alphabet="ab"):
     """The minimal DFA of Σ*·F for a random finite set F of words of length ≤ 4 (definite of degree ≤ 4)."""
     words = {"".join(rng.choice(list(alphabet), size=rng.integers(1, 5))) for _ in range(rng.integers(1, 4))}
     return resolve_spec(f"regex:({'|'.join(alphabet)})*({'|'.join(sorted(words))})")
-
-
-def window_automaton(k: int, s: int = 2) -> Automaton:
-    """States = the last k symbols over s letters (de Bruijn): the 'last k symbols' family, definite of degree k."""
-    states = list(itertools.product(range(s), repeat=k))
-    index = {w: i for i, w in enumerate(states)}
-    table = np.array([[index[w[1:] + (x,)] for w in states] for x in range(s)])
-    return Automaton(
-        table, states=["".join(map(str, w)) for w in states], symbols=[str(x) for x in range(s)], initial=0
-    )
 
 
 def _agrees(a: Automaton, model, length=400, words=16, seed=0):
