@@ -165,7 +165,7 @@ def candidate_plans(a: Automaton, heads: str, layers: str) -> list[NFSMPlan]:
 
 def _with_cascade(a: Automaton, plans: list[NFSMPlan]) -> list[NFSMPlan]:
     """Add the cascade plan when it may be cheaper (non-group automata of moderate size)."""
-    if a.is_group_automaton or a.n_states > AUTO_CASCADE_MAX_STATES or a.n_states <= 2:
+    if a.is_group_automaton or a.n_states > AUTO_CASCADE_MAX_STATES or a.n_states < 3:
         return plans
     try:
         return plans + [cascade_plan(a, max_cost=min(p.cost for p in plans))]
