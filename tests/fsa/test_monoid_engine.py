@@ -316,6 +316,15 @@ def test_hash_table_slots_are_fibonacci_hashing_and_collisions_probe():
     assert (t.find(np.array(others, dtype=np.uint64)) == -1).all()
 
 
+def test_hash_table_growth_to_an_exact_power_of_two():
+    t = _HashTable(np.dtype(np.int64), bits=4)
+    t.add(np.arange(8), np.arange(8))
+    assert t.bits == 4
+    t.add(np.arange(8, 16), np.arange(8, 16))  # need 16: 4 · 16 = 64 slots exactly
+    assert t.bits == 6
+    _check_table(t, {i: i for i in range(16)})
+
+
 def test_hash_table_id_zero_survives_growth():
     t = _HashTable(np.dtype(np.int64), bits=3)
     t.add(np.array([5, -7, 11]), np.array([0, 1, 2]))
@@ -448,7 +457,7 @@ def _documented_limit(n, k, max_elements, max_bytes):
 @pytest.mark.parametrize(
     "n,k,max_elements,max_bytes",
     [(3, 1, 10**6, 10**6), (3, 2, 100, 10**7), (12, 2, 10**9, 3 * 10**6), (20, 3, 10**9, 5 * 10**6),
-     (300, 1, 10**9, 10**7), (4, 2, 10**9, 2 * 10**5), (6, 1, 10**9, 10**6)],
+     (300, 1, 10**9, 10**7), (4, 2, 10**9, 2 * 10**5), (6, 1, 10**9, 10**6), (20, 3, 10**9, 192 * 30)],
 )  # fmt: skip
 def test_bytes_per_element_and_element_limit(n, k, max_elements, max_bytes):
     gens = np.stack([np.arange(n)] * k)
@@ -597,6 +606,10 @@ def test_arrays_never_exceed_the_element_limit(monkeypatch):
         check_engine(M, gens, full=False) if me < 3125 else None
 
 
+C32xC32 = np.concatenate([np.stack([np.roll(np.arange(32), -1), np.arange(32)]),
+                          np.stack([np.arange(32, 64), np.roll(np.arange(32, 64), -1)])], axis=1)  # fmt: skip
+
+
 def test_reserve_doubles_up_to_the_limit(monkeypatch):
     calls = []
     real = TransitionMonoid._reserve
@@ -609,7 +622,7 @@ def test_reserve_doubles_up_to_the_limit(monkeypatch):
 
     monkeypatch.setattr(TransitionMonoid, "_reserve", reserve)
     for gens, me in [(full_transformation_generators(5), 3125), (full_transformation_generators(5), 3000 * 2),
-                     (full_transformation_generators(4), 1024)]:  # fmt: skip
+                     (full_transformation_generators(4), 1024), (C32xC32, 10**6)]:  # fmt: skip
         calls.clear()
         M = TransitionMonoid(gens, max_elements=me)
         assert len(M) == len(brute_bfs(gens)[0])
