@@ -569,11 +569,26 @@ def test_collision_between_new_products_is_detected(monkeypatch):
     monkeypatch.setattr(_Keys, "__init__", init)
     n = 16
     a, b = np.arange(n), np.arange(n)
-    a[[0, 1]] = [1, 0]
-    b[[2, 3]] = [3, 2]
-    gens = np.stack([a, b])  # a and b: distinct permutations, equal sums
+    a[0] = 1  # sum 121
+    b[1] = 2  # sum 121: a and b collide with each other, not with the identity (sum 120)
+    gens = np.stack([a, b])
     M = TransitionMonoid(gens)
     check_engine(M, gens)
+
+
+def test_index_verifies_hash_hits():
+    n = 16
+    M = TransitionMonoid([np.zeros(n, dtype=int)])  # {identity (sum 120), constant 0 (sum 0)}
+    assert M._keys.mode == "hash"
+    # re-key the members with all-equal weights: a non-member then shares the identity's key
+    M._keys.weights = np.ones(n, dtype=np.uint64)
+    M._keys.index = _HashTable(np.dtype(np.uint64), bits=4)
+    M._keys.add(M._keys.encode(M.elements), np.arange(len(M), dtype=np.int32))
+    swap = np.arange(n)
+    swap[[0, 1]] = [1, 0]
+    assert M.index(swap) == -1
+    assert M.index(np.arange(n)) == 0 and M.index(np.zeros(n, dtype=int)) == 1
+    assert M.index(np.stack([swap, np.zeros(n, dtype=int), np.arange(n)])).tolist() == [-1, 1, 0]
 
 
 def _spy_capacities(monkeypatch):
