@@ -591,6 +591,9 @@ def test_index_verifies_hash_hits():
     assert M.index(np.stack([swap, np.zeros(n, dtype=int), np.arange(n)])).tolist() == [-1, 1, 0]
 
 
+LATER: list = []  # key lookups after the enumeration (the left Cayley graph's steps)
+
+
 def _spy_capacities(monkeypatch):
     """Record, at every key lookup of the enumeration, the capacities of its four growing arrays and the step size."""
     seen = []
@@ -602,6 +605,8 @@ def _spy_capacities(monkeypatch):
         if isinstance(owner, TransitionMonoid) and hasattr(owner, "_arrays"):
             caps = {name: len(a) for name, a in owner._arrays.items()}
             seen.append((caps, len(keys), owner.element_limit, owner.n_states))
+        elif frame.f_code.co_name == "left_cayley":
+            LATER.append(len(keys))
         return real_find(self, keys)
 
     monkeypatch.setattr(_Keys, "find", find)
@@ -664,4 +669,6 @@ def test_chunked_enumeration(monkeypatch):
             for _, codes, _, _ in seen:
                 assert codes * n <= steps  # at most CHUNK_ENTRIES image entries per step (one row at least)
             assert len(seen) > len(M.layer_sizes)  # several steps per layer
+            LATER.clear()
             check_engine(M, gens, full=False)
+            assert LATER and max(LATER) <= max(1, chunk_entries // n)  # the left Cayley graph's steps too
