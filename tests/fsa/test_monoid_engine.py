@@ -428,6 +428,15 @@ def test_powers_count_against_iteration():
         t[:3] = [1, 2, 0]
         t[3] = 0
         cases.append(t)
+    for tail in range(1, 30):  # two cycles and a tail into the first: the tail is longer than half of n
+        for c1, c2 in ((2, 3), (1, 2), (3, 4)):
+            n = c1 + c2 + tail
+            t = np.arange(n)
+            t[:c1] = np.roll(np.arange(c1), -1)
+            t[c1 : c1 + c2] = np.roll(np.arange(c1, c1 + c2), -1)
+            t[c1 + c2 :] = np.arange(c1 + c2 - 1, n - 1)
+            t[c1 + c2] = 0
+            cases.append(t)
     for _ in range(150):
         n = int(rng.integers(1, 25))
         cases.append(rng.permutation(n) if rng.random() < 0.3 else rng.integers(0, n, n))
