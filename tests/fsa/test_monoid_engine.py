@@ -681,3 +681,15 @@ def test_chunked_enumeration(monkeypatch):
             LATER.clear()
             check_engine(M, gens, full=False)
             assert LATER and max(LATER) <= max(1, chunk_entries // n)  # the left Cayley graph's steps too
+
+
+@pytest.mark.parametrize("n", [12, 20])
+def test_element_limit_exactly_at_a_multiple(n):
+    """max_bytes − working buffers an exact multiple of the bytes per element (no dense table in int64/hash mode)."""
+    k = 2
+    bpe = _documented_bpe(n, k, True)
+    mb = next(b for b in range(10**6, 10**6 + 200 * bpe) if (b - max(k * n, b // (8 * 24)) * 24) % bpe == 0)
+    limit, _ = _documented_limit(n, k, 10**9, mb)
+    assert (mb - max(k * n, mb // (8 * 24)) * 24) == limit * bpe
+    M = TransitionMonoid(np.stack([np.arange(n)] * k), max_elements=10**9, max_bytes=mb)
+    assert M.element_limit == limit
