@@ -532,17 +532,24 @@ def test_limit_boundaries():
 # ---------------------------------------------------------------- collisions, growth, chunks
 
 
-def test_forced_hash_collision_retries_with_next_seed(monkeypatch):
+def _equal_weights(monkeypatch, collide) -> list[int]:
+    """Patch _Keys so that the attempts whose seed ``collide`` accepts get all-equal hash weights (every permutation
+    of a row then collides); the seeds tried, in order."""
     seeds = []
     real_init = _Keys.__init__
 
     def init(self, n, seed=0, dense_limit=mono.DENSE_LIMIT):
         real_init(self, n, seed, dense_limit)
         seeds.append(seed)
-        if seed == 0 and self.mode == "hash":
-            self.weights = np.ones(n, dtype=np.uint64)  # all-equal weights: every permutation of a row collides
+        if collide(seed) and self.mode == "hash":
+            self.weights = np.ones(n, dtype=np.uint64)
 
     monkeypatch.setattr(_Keys, "__init__", init)
+    return seeds
+
+
+def test_forced_hash_collision_retries_with_next_seed(monkeypatch):
+    seeds = _equal_weights(monkeypatch, lambda seed: seed == 0)
     n = 16
     gens = np.stack([np.roll(np.arange(n), -1), np.arange(n)[::-1].copy()])  # the dihedral group D16
     M = TransitionMonoid(gens)
@@ -551,15 +558,7 @@ def test_forced_hash_collision_retries_with_next_seed(monkeypatch):
 
 
 def test_collisions_in_every_attempt(monkeypatch):
-    seeds = []
-    real_init = _Keys.__init__
-
-    def init(self, n, seed=0, dense_limit=mono.DENSE_LIMIT):
-        real_init(self, n, seed, dense_limit)
-        seeds.append(seed)
-        self.weights = np.ones(n, dtype=np.uint64)
-
-    monkeypatch.setattr(_Keys, "__init__", init)
+    seeds = _equal_weights(monkeypatch, lambda seed: True)
     n = 16
     with pytest.raises(LimitExceededError, match="collisions"):
         TransitionMonoid([np.roll(np.arange(n), -1)])

@@ -23,7 +23,7 @@ def test_layers_are_the_trainable_classes(s5):
     layer = net.layers[0]
     assert isinstance(layer, GHLinearRNN)
     assert isinstance(layer.v, torch.nn.Parameter) and not layer.v.requires_grad
-    # the next wave turns gradients on: the factor-by-factor path is differentiable
+    # with gradients on, the factor-by-factor path is differentiable
     layer.v.requires_grad_(True)
     rows = torch.randint(0, layer.v.shape[0], (2, 30), generator=torch.Generator().manual_seed(0))
     for scan in ("sequential", "parallel"):
