@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("fsa", "compiler", "realize")
 #: constants that are derived from rows of nn/limits.py (the options' table of the same page), not limits of their own
 DERIVED = {"realize.lstar.MAX_QUERIES_LIMIT", "realize.lstar.MAX_SECONDS_LIMIT", "realize.lstar.MAX_DEPTH"}
+#: the names of limit constants: MAX_…, and the monoid's dense-table bound and hash retries
+LIMIT_NAME = r"^(MAX_[A-Z_]+|DENSE_LIMIT|HASH_RETRIES)\s*(?::[^=]+)?="
 
 
 def _rows() -> dict[str, str]:
@@ -42,7 +44,7 @@ def test_every_limit_constant_is_documented():
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
             module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-            for name in re.findall(r"^(MAX_[A-Z_]+|DENSE_LIMIT)\s*(?::[^=]+)?=", path.read_text(), flags=re.M):
+            for name in re.findall(LIMIT_NAME, path.read_text(), flags=re.M):
                 found.add(f"{module}.{name}")
     assert found - DERIVED - documented == set()
     assert documented <= found  # no row for a constant that is gone
