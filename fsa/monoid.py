@@ -52,10 +52,15 @@ WORK_BYTES_PER_ENTRY = 24
 HASH_BYTES_PER_ELEMENT = 10 * 12
 #: Green's structure per element: the left Cayley graph (4·k) and the SCC work of one Cayley graph (24·k + 64).
 GREEN_BYTES_PER_SYMBOL, GREEN_BYTES_PER_ELEMENT = 28, 64
+#: Images of at most this many points are keyed column by column (n vectorized steps, no (rows, n) copy); longer
+#: ones by one matrix product (few rows, long images; the column form's n×n product table would not fit).
+COLUMN_KEYS_MAX_N = 64
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def _power_at_most(n: int, bound: int) -> int | None:
-    """n**n when it is at most ``bound``, else None (without computing n**n for a large n)."""
+    """n**n when n ≤ 64 and n**n is at most ``bound``, else None (n**n is never computed for a larger n: every
+    bound the module passes is below 2^64 < 65^65)."""
     if n > 64:
         return None
     big = n**n
@@ -161,13 +166,15 @@ class _Keys:
             self.weights = n ** np.arange(n, dtype=np.int32)
             self.table = np.full(big, -1, dtype=np.int32)
         else:
-            self.mode = "int64" if _power_at_most(n, (1 << 63) - 1) is not None else "hash"
+            self.mode = "int64" if _power_at_most(n, _INT64_MAX) is not None else "hash"
             if self.mode == "int64":
                 self.weights = n ** np.arange(n, dtype=np.int64)
             else:
-                rng = np.random.default_rng([0x5EED, seed])
-                self.weights = rng.integers(1, 1 << 62, size=n, dtype=np.int64).astype(np.uint64) * 2 + 1
+                # odd weights (invertible mod 2^64), one stream per retry
+                rng = np.random.default_rng(seed)
+                self.weights = rng.integers(_INT64_MAX, size=n, dtype=np.int64).astype(np.uint64) | np.uint64(1)
             self.index = _HashTable(np.dtype(np.int64 if self.mode == "int64" else np.uint64))
+        self.by_columns = n <= COLUMN_KEYS_MAX_N
 
     @property
     def exact(self) -> bool:
@@ -176,34 +183,34 @@ class _Keys:
     def encode(self, rows: np.ndarray) -> np.ndarray:
         """Keys of image rows (r, n): Σ rows[:, i]·w[i] in int32 (dense), int64 or wrapping uint64 (hash)."""
         w = self.weights
-        if self.n > 64:
-            return rows.astype(w.dtype) @ w
-        acc = rows[:, 0].astype(w.dtype) * w[0]
-        for i in range(1, self.n):
-            acc += rows[:, i].astype(w.dtype) * w[i]
-        return acc
+        if self.by_columns:
+            acc = rows[:, 0].astype(w.dtype) * w[0]
+            for i in range(1, self.n):
+                acc += rows[:, i].astype(w.dtype) * w[i]
+            return acc
+        return rows.astype(w.dtype) @ w
 
     def encode_products(self, rows: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Keys of the products rows·t = t[rows] without forming them: Σ_i (t·w[i])[rows[:, i]] (n table gathers)."""
         w = self.weights
-        if self.n > 64:  # few rows, long images: form the products and take one dot product per row
-            return t.astype(w.dtype)[rows] @ w
-        tw = t.astype(w.dtype)[None, :] * w[:, None]  # tw[i, v] = t[v]·w[i]
-        acc = np.take(tw[0], rows[:, 0])
-        for i in range(1, self.n):
-            acc += np.take(tw[i], rows[:, i])
-        return acc
+        if self.by_columns:
+            tw = t.astype(w.dtype)[None, :] * w[:, None]  # tw[i, v] = t[v]·w[i]
+            acc = np.take(tw[0], rows[:, 0])
+            for i in range(1, self.n):
+                acc += np.take(tw[i], rows[:, i])
+            return acc
+        return t.astype(w.dtype)[rows] @ w  # few rows, long images: the products, one dot product per row
 
     def encode_columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Keys of rows[:, columns] without gathering: Σ_j rows[:, j]·(Σ_{i: columns[i] = j} w[i])."""
-        if self.n > 64:
-            return self.encode(rows[:, columns])
-        w = np.zeros(self.n, dtype=self.weights.dtype)
-        np.add.at(w, columns, self.weights)
-        acc = np.zeros(len(rows), dtype=w.dtype)
-        for j in np.flatnonzero(w):
-            acc += rows[:, j].astype(w.dtype) * w[j]
-        return acc
+        if self.by_columns:
+            w = np.zeros(self.n, dtype=self.weights.dtype)
+            np.add.at(w, columns, self.weights)
+            acc = np.zeros(len(rows), dtype=w.dtype)
+            for j in np.flatnonzero(w):
+                acc += rows[:, j].astype(w.dtype) * w[j]
+            return acc
+        return self.encode(rows[:, columns])
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """Ids of the keys, -1 where unknown."""
@@ -343,7 +350,7 @@ class TransitionMonoid:
             + GREEN_BYTES_PER_ELEMENT
         )
 
-    def _plan_memory(self, at_least: int = 0) -> None:
+    def _plan_memory(self, at_least: int) -> None:
         """Fix the step size and the element limit from the input alone, before anything is enumerated; refuse at
         once when the generators' powers, or ``at_least`` (a size the caller knows the monoid exceeds or reaches),
         already outnumber that limit."""
@@ -400,7 +407,7 @@ class TransitionMonoid:
                 codes = np.empty((len(block), k), dtype=keys.weights.dtype)
                 for x in range(k):
                     codes[:, x] = keys.encode_products(block, gens[x])
-                codes = codes.reshape(-1)
+                codes = codes.ravel()
                 ids = keys.find(codes)
                 if not keys.exact:
                     self._verify(block, ids, size)
@@ -419,7 +426,7 @@ class TransitionMonoid:
                     self._arrays["parent"][size : size + len(reps)] = c0 + firsts // k
                     self._arrays["last_symbol"][size : size + len(reps)] = firsts % k
                     size += len(reps)
-                self._arrays["right_cayley"][c0 : c0 + len(block)] = ids.reshape(-1, k)
+                self._arrays["right_cayley"][c0 : c0 + len(block)] = ids.reshape(len(block), k)
             start, end = end, size
             if end > start:
                 layer_sizes.append(end - start)
@@ -511,7 +518,7 @@ class TransitionMonoid:
             raise LimitExceededError(f"multiplication table of {m:,} elements exceeds the limit of {limit:,}")
         E = self.elements
         rows = E[:, E]  # rows[j, i, :] = E[j][E[i]] = i·j
-        return self.index(rows.transpose(1, 0, 2).reshape(-1, self.n_states)).reshape(m, m)
+        return self.index(rows.transpose(1, 0, 2).reshape(m * m, self.n_states)).reshape(m, m)
 
     @cached_property
     def left_cayley(self) -> np.ndarray:

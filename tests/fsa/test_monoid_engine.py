@@ -403,6 +403,9 @@ def test_image_dtype():
 def test_power_at_most():
     assert mono._power_at_most(3, 27) == 27 and mono._power_at_most(3, 26) is None
     assert mono._power_at_most(1, 1) == 1 and mono._power_at_most(70, 10**200) is None
+    # the cut-off sits at n = 64 exactly: 64^64 = 2^384 is computed, 65^65 (about 2^391) never is
+    assert mono._power_at_most(64, 2**384) == 2**384 and mono._power_at_most(64, 2**384 - 1) is None
+    assert mono._power_at_most(65, 10**200) is None
 
 
 # ---------------------------------------------------------------- powers_count
