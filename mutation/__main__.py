@@ -153,11 +153,12 @@ def trace(modules: list[str], tree: Path, work: Path) -> dict[str, dict]:
 
 
 def select_tests(m: Mutant, traced: dict, func_lines: tuple[int, int]) -> list[str]:
-    """The passing, not too slow tests that execute the mutant's lines (module-level code: any line of the module;
-    else, if none runs the lines themselves, any line of the enclosing function), fastest first."""
+    """The passing, not too slow tests that execute the mutant's lines (module-level code: any line of the module,
+    and the tests that read its constants, ``config.CONSTANT_TESTS``; else, if none runs the lines themselves, any
+    line of the enclosing function), fastest first."""
     ok = {k: v for k, v in traced.items() if v["outcome"] == "passed" and v["seconds"] <= config.MAX_TEST_SECONDS}
     if m.function == "<module>":
-        hit = [k for k, v in ok.items() if v["lines"]]
+        hit = [k for k, v in ok.items() if v["lines"] or k.split("::")[0] in config.CONSTANT_TESTS]
     else:
         span = set(range(m.line, m.end_line + 1))
         hit = [k for k, v in ok.items() if span & set(v["lines"])]

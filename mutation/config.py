@@ -145,6 +145,9 @@ TESTS: dict[str, list[str]] = {
 
 # a module's limits are read against docs/limits.md by one more test file
 TESTS = {module: [*files, _LIMITS] for module, files in TESTS.items()}
+#: test files that read a module's constants without running its lines (the trace cannot see them): every
+#: module-level mutant runs them as well
+CONSTANT_TESTS = (_LIMITS,)
 
 #: tests slower than this (seconds, under the line trace) are not run per mutant
 MAX_TEST_SECONDS = 10.0

@@ -258,6 +258,21 @@ def _check_table(t: _HashTable, ref: dict) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_hash_table_keys_sharing_a_home_slot_with_id_zero(dtype):
+    """Linear probing past a slot that holds id 0 (the identity's): the slot is occupied, never reused."""
+    t = _HashTable(np.dtype(dtype), bits=6)
+    candidates = np.arange(1, 20_000, dtype=dtype)
+    home = t._slot(candidates)
+    same = candidates[home == home[0]][:5]  # five keys with one home slot
+    assert len(same) == 5
+    t.add(same[:1], np.array([0]))
+    for i, key in enumerate(same[1:], start=1):  # one at a time: each probes past the occupied slots
+        t.add(np.array([key], dtype=dtype), np.array([i]))
+    assert t.find(same).tolist() == [0, 1, 2, 3, 4]
+    assert t.find(np.array([0], dtype=dtype)).tolist() == [-1]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
 def test_hash_table_against_dict(dtype):
     rng = np.random.default_rng(7)
     t = _HashTable(np.dtype(dtype), bits=4)
