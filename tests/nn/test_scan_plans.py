@@ -1,0 +1,238 @@
+"""The scans' planners against their documented contracts, stated here independently of their formulas, and the
+scan bodies at the plan's edges (whole chunks and rests, reverse, several tiles) against float64 loops written here.
+
+diag_scan (torch_scan.py): ``choose_chunk`` gives ``length`` or the power of two in [4, 256] nearest √(T/2) (within a
+factor √2), chunks only when the documented cost model says the chunked scan is cheaper (2C + 2√(T/C) dispatches
+plus the rest run step by step, plus three extra passes over T·lanes elements, against T dispatches), and the loop
+wins from about 4000 lanes on; ``choose_tile`` gives the fewest tiles of at most a quarter of a 32 MiB L3 (a, b and
+out), balanced."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from fsa2rnn.nn.ops.diag_scan import torch_scan
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def _loop(a, b, h, reverse=False):
+    """h_t = a_t h_{t−1} + b_t over dim 1 in float64/complex128, written out; the states and the last one."""
+    dtype = torch.complex128 if a.is_complex() or b.is_complex() else torch.float64
+    a, b, h = a.to(dtype), b.to(dtype), h.to(dtype)
+    out = torch.empty_like(b)
+    for t in range(b.shape[1] - 1, -1, -1) if reverse else range(b.shape[1]):
+        h = a[:, t] * h + b[:, t]
+        out[:, t] = h
+    return out, h
+
+
+def _case(bsz, length, d, seed, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    a = (2 * torch.rand(bsz, length, d, generator=g, dtype=torch.float64) - 1).to(dtype)
+    b = torch.randn(bsz, length, d, generator=g, dtype=torch.float64).to(dtype)
+    h0 = torch.randn(bsz, d, generator=g, dtype=torch.float64).to(dtype)
+    return a, b, h0
+
+
+# ---------------------------------------------------------------- diag_scan: choose_chunk
+
+
+def _diag_candidates(length):
+    """The powers of two in [4, 256] within a factor √2 of √(T/2) clamped into [4, 256] (two at an exact tie)."""
+    target = min(256.0, max(4.0, math.sqrt(length / 2)))
+    return [p for p in (4, 8, 16, 32, 64, 128, 256) if abs(math.log2(p / target)) <= 0.5 + 1e-12]
+
+
+def _diag_chunked_cheaper(length, lanes, c):
+    """The documented cost model: the chunked scan costs 2C + 2√(T/C) dispatches, plus one per step of the rest
+    (after the last whole chunk, run sequentially), plus three passes over the T·lanes elements; the loop T
+    dispatches. Chunking is chosen only when strictly cheaper."""
+    rest = length - (length // c) * c
+    chunked = (2 * c + 2 * math.sqrt(length / c) + rest) * torch_scan._STEP_COST
+    chunked += 3 * length * lanes * torch_scan._ELEM_COST
+    return chunked < length * torch_scan._STEP_COST
+
+
+def test_diag_choose_chunk_one_lane_every_length():
+    """One lane, T = 1 … 70000: the result is ``length`` or a documented power of two; a chunk is taken exactly
+    when T ≥ 4C and the cost model prefers it (with one lane: whenever T ≥ 4C)."""
+    for length in range(1, 70_001):
+        got = torch_scan.choose_chunk(length, 1)
+        cands = _diag_candidates(length)
+        if got == length:
+            assert all(length < 4 * c for c in cands), (length, cands)
+        else:
+            assert got in cands, (length, got, cands)
+            assert length >= 4 * got and _diag_chunked_cheaper(length, 1, got), (length, got)
+    # very long sequences: the largest chunk, 256
+    assert torch_scan.choose_chunk(10**7, 1) == 256
+    assert torch_scan.choose_chunk(2 * 10**6 + 17, 1) == 256
+
+
+@pytest.mark.parametrize(("length", "expected"), [(1, 1), (8, 8), (12, 12), (15, 15), (16, 4), (31, 4), (65, 8)])
+def test_diag_choose_chunk_short_sequences(length, expected):
+    """T < 4C: no chunking; T = 16 is the first length with chunks (C = 4); T = 65: √32.5 is nearer 8 than 4 by
+    ratio (C = 8 ≤ 65/4)."""
+    assert torch_scan.choose_chunk(length, 1) == expected
+
+
+def test_diag_choose_chunk_follows_the_cost_model_at_the_crossover():
+    """For every T in 16 … 6000 and a few long ones: at the lane counts just below and just above the model's
+    crossover the plan is the model's (C below, the loop above)."""
+    lengths = [*range(16, 6001), 10**4 + 3, 65_537, 10**5, 10**6 + 5]
+    for length in lengths:
+        c = torch_scan.choose_chunk(length, 1)
+        if c == length:
+            continue
+        rest = length - (length // c) * c
+        dispatches = 2 * c + 2 * math.sqrt(length / c) + rest
+        cross = (length - dispatches) * torch_scan._STEP_COST / (3 * length * torch_scan._ELEM_COST)
+        for lanes in {max(1, math.floor(cross) - 1), max(1, math.floor(cross)), math.floor(cross) + 1,
+                      math.floor(cross) + 2}:  # fmt: skip
+            want = c if _diag_chunked_cheaper(length, lanes, c) else length
+            assert torch_scan.choose_chunk(length, lanes) == want, (length, lanes, cross)
+
+
+@pytest.mark.parametrize("length", [10**5, 10**6, 3 * 10**6 + 1])
+def test_diag_choose_chunk_loop_wins_from_about_4000_lanes(length):
+    """The documented crossover: long sequences chunk up to about 3900 lanes, and run the loop from 4000 lanes."""
+    assert torch_scan.choose_chunk(length, 3900) != length
+    assert torch_scan.choose_chunk(length, 4000) == length
+    assert torch_scan.choose_chunk(length, 10**6) == length
+    assert torch_scan.choose_chunk(length, 1) == 256
+
+
+def test_diag_choose_chunk_crossover_of_shorter_sequences():
+    """At T = 1000 the extra dispatches move the crossover down a little, still 'about 4000' (3500 … 4000)."""
+    assert torch_scan.choose_chunk(1000, 3500) == 16
+    assert torch_scan.choose_chunk(1000, 4000) == 1000
+
+
+def test_diag_choose_chunk_a_tie_keeps_the_loop():
+    """T = 16 over 1000 lanes: the chunked scan's cost equals the loop's exactly; chunking must be strictly
+    cheaper, the loop is kept."""
+    assert not _diag_chunked_cheaper(16, 1000, 4)
+    assert torch_scan.choose_chunk(16, 1000) == 16
+    assert torch_scan.choose_chunk(16, 999) == 4
+
+
+# ---------------------------------------------------------------- diag_scan: choose_tile
+
+_L3_QUARTER = 32 * 2**20 // 4
+
+
+def _fits(steps, lanes, itemsize):
+    return steps == 1 or 3 * steps * lanes * itemsize <= _L3_QUARTER
+
+
+@pytest.mark.parametrize("itemsize", [2, 4, 8, 16])
+@pytest.mark.parametrize("lanes", [1, 7, 683, 2048, 4096, 10**5, 2**20, 2**22])
+def test_diag_choose_tile_fewest_balanced_tiles(lanes, itemsize):
+    """The tiles fit (3·T'·lanes·itemsize ≤ a quarter of 32 MiB, or T' = 1); their number is the least of any
+    fitting tiling; they are balanced (T' = ⌈T/n⌉: n·T' − T < n)."""
+    for length in (1, 2, 3, 100, 340, 341, 342, 683, 1000, 4097, 10**5):
+        tile = torch_scan.choose_tile(length, lanes, itemsize)
+        assert 1 <= tile <= length
+        n = -(-length // tile)
+        assert _fits(tile, lanes, itemsize), (length, tile)
+        assert n * tile - length < n, (length, tile)
+        assert n == 1 or not _fits(-(-length // (n - 1)), lanes, itemsize), (length, tile, n)
+        if 3 * length * lanes * itemsize <= _L3_QUARTER:
+            assert tile == length
+
+
+def test_diag_choose_tile_at_the_budget():
+    """2048 float32 lanes: 341 steps fit the 8 MiB budget (3·341·2048·4 = 8,380,416 bytes), 342 do not."""
+    assert torch_scan.choose_tile(341, 2048, 4) == 341
+    assert torch_scan.choose_tile(342, 2048, 4) == 171
+    assert torch_scan.choose_tile(683, 2048, 4) == 228
+    assert torch_scan.choose_tile(5, 2**22, 8) == 1  # one step already exceeds the budget
+
+
+# ---------------------------------------------------------------- diag_scan: the scan body
+
+
+def _forced_chunk(monkeypatch, chunk):
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: chunk if length >= 2 * chunk else length)
+
+
+def _spy_carry(monkeypatch):
+    """Record the lengths of the recursive carry scans (the module calls scan_into by its global name)."""
+    calls, real = [], torch_scan.scan_into
+
+    def spy(a, b, h, out, *, reverse=False):
+        calls.append(a.shape[1])
+        return real(a, b, h, out, reverse=reverse)
+
+    monkeypatch.setattr(torch_scan, "scan_into", spy)
+    return real, calls
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("length", [9, 10, 11, 14, 15, 16, 20])
+def test_diag_scan_around_two_chunks(monkeypatch, length, reverse):
+    """C = 5: T = 9 is one chunk (the loop); 10 … 14 two chunks with a rest of 0 … 4 = C − 1; 15, 16, 20 three or
+    four. From two chunks on the carry runs as a scan over the K − 1 chunks that pass a state on."""
+    _forced_chunk(monkeypatch, 5)
+    real, calls = _spy_carry(monkeypatch)
+    a, b, h0 = _case(2, length, 3, seed=length)
+    out = torch.empty_like(b)
+    last = real(a, b, h0, out, reverse=reverse)
+    ref, h = _loop(a, b, h0, reverse)
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(last, h, rtol=1e-12, atol=1e-12)
+    k = length // 5
+    assert calls[:1] == ([k - 1] if k >= 2 else [])
+
+
+def test_diag_scan_plans_by_all_lanes(monkeypatch):
+    """The chunk is planned for the tile's B·D lanes."""
+    seen, real = [], torch_scan.choose_chunk
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: seen.append((length, lanes)) or real(
+        length, lanes))
+    a, b, h0 = _case(3, 40, 5, seed=1)
+    torch_scan.scan_into(a, b, h0, torch.empty_like(b))
+    assert seen[0] == (40, 15)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_diag_scan_chunks_of_one_step(monkeypatch, reverse):
+    """C = 1 is a valid plan (every chunk one step): still the scan."""
+    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: 1 if length >= 2 else length)
+    a, b, h0 = _case(2, 6, 3, seed=2)
+    out = torch.empty_like(b)
+    last = torch_scan.scan_into(a, b, h0, out, reverse=reverse)
+    ref, h = _loop(a, b, h0, reverse)
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(last, h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_diag_scan_several_tiles_real_plans(monkeypatch, reverse):
+    """A tile budget of 40 steps over 203 steps (six tiles of 34 or 33, each chunked by choose_chunk itself)."""
+    lanes, itemsize = 2 * 3, 8
+    monkeypatch.setattr(torch_scan, "_TILE_BYTES", 3 * 40 * lanes * itemsize)
+    real, calls = _spy_carry(monkeypatch)
+    a, b, h0 = _case(2, 203, 3, seed=3)
+    out = torch.empty_like(b)
+    last = real(a, b, h0, out, reverse=reverse)
+    ref, h = _loop(a, b, h0, reverse)
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(last, h, rtol=1e-12, atol=1e-12)
+    assert len(calls) == 6  # one carry per tile (34 steps: C = 4, K = 8)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize(("bsz", "d"), [(0, 3), (2, 0)])
+@pytest.mark.parametrize("length", [1, 4])
+def test_diag_scan_without_lanes(bsz, d, length, reverse):
+    """No lanes: nothing to scan; the last state is an empty (B, D) tensor; T = 0 returns h itself."""
+    a, b, h0 = torch.ones(bsz, length, d), torch.ones(bsz, length, d), torch.ones(bsz, d)
+    last = torch_scan.scan_into(a, b, h0, torch.empty_like(b), reverse=reverse)
+    assert last.shape == (bsz, d)
+    empty = torch.ones(bsz, 0, d)
+    assert torch_scan.scan_into(empty, empty, h0, empty.clone(), reverse=reverse) is h0
