@@ -14,7 +14,10 @@ import math
 import pytest
 import torch
 
-from fsa2rnn.nn.ops.diag_scan import torch_scan
+from fsa2rnn.nn.ops.delta_product import chunk as delta_chunk
+from fsa2rnn.nn.ops.diag_scan import selective, torch_scan
+from fsa2rnn.nn.ops.lrnn_scan import torch_scan as lrnn_scan
+from fsa2rnn.nn.ops.pd_scan import torch_scan as pd_scan
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -192,8 +195,9 @@ def test_diag_scan_around_two_chunks(monkeypatch, length, reverse):
 def test_diag_scan_plans_by_all_lanes(monkeypatch):
     """The chunk is planned for the tile's B·D lanes."""
     seen, real = [], torch_scan.choose_chunk
-    monkeypatch.setattr(torch_scan, "choose_chunk", lambda length, lanes: seen.append((length, lanes)) or real(
-        length, lanes))
+    monkeypatch.setattr(
+        torch_scan, "choose_chunk", lambda length, lanes: seen.append((length, lanes)) or real(length, lanes)
+    )
     a, b, h0 = _case(3, 40, 5, seed=1)
     torch_scan.scan_into(a, b, h0, torch.empty_like(b))
     assert seen[0] == (40, 15)
@@ -236,3 +240,141 @@ def test_diag_scan_without_lanes(bsz, d, length, reverse):
     assert last.shape == (bsz, d)
     empty = torch.ones(bsz, 0, d)
     assert torch_scan.scan_into(empty, empty, h0, empty.clone(), reverse=reverse) is h0
+
+
+# ---------------------------------------------------------------- selective scan: _chunk_length
+
+_SELECTIVE_CHUNK = 2**17  # elements (B·L·D·N) of one time chunk of the fused path (selective.CHUNK_ELEMENTS)
+
+
+@pytest.mark.parametrize("lanes", [1, 3, 64, 1000, 2**16, 2**17, 2**17 + 1, 2**20])
+def test_selective_chunk_holds_at_most_chunk_elements(lanes):
+    """Default: the longest chunk of at most 2^17 elements (one step when a step alone is more), never past T."""
+    for length in (1, 2, 5, 100, 131, 2049, 10**5):
+        got = selective._chunk_length(length, lanes, None)
+        assert 1 <= got <= length
+        assert got == 1 or got * lanes <= _SELECTIVE_CHUNK, (length, lanes, got)
+        assert got == length or (got + 1) * lanes > _SELECTIVE_CHUNK, (length, lanes, got)
+    assert selective.CHUNK_ELEMENTS == _SELECTIVE_CHUNK
+    assert selective._chunk_length(5, 0, None) == 5  # no lanes: one chunk
+
+
+@pytest.mark.parametrize(("length", "chunk", "expected"), [(10, 3, 3), (10, 10, 10), (10, 50, 10), (10, 0, 1),
+                                                          (10, -2, 1), (10, 3.7, 3), (1, 1, 1)])  # fmt: skip
+def test_selective_forced_chunk(length, chunk, expected):
+    """``chunk`` forces the chunk length, clamped into [1, T]."""
+    assert selective._chunk_length(length, 12345, chunk) == expected
+
+
+def _selective_inputs(bsz, length, d, n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    dt = torch.rand(bsz, length, d, generator=g, dtype=torch.float64) + 0.1
+    x = torch.randn(bsz, length, d, generator=g, dtype=torch.float64)
+    A = torch.rand(d, n, generator=g, dtype=torch.float64) + 0.5
+    B = torch.randn(bsz, length, n, generator=g, dtype=torch.float64)
+    C = torch.randn(bsz, length, n, generator=g, dtype=torch.float64)
+    h0 = torch.randn(bsz, d, n, generator=g, dtype=torch.float64)
+    return dt, x, A, B, C, h0
+
+
+@pytest.mark.parametrize(("shape", "chunk", "expected"), [((2, 10, 3, 4), 3, [3, 3, 3, 1]),
+                                                          ((2, 10, 128, 128), None, [4, 4, 2]),
+                                                          ((2, 10, 3, 4), None, [10])])  # fmt: skip
+def test_selective_scan_runs_the_planned_chunks(monkeypatch, shape, chunk, expected):
+    """The fused path runs time chunks of the planned length (B·D·N lanes; 2·128·128 = 2^15: 4 steps), and its
+    outputs are the materialized scan's."""
+    seen, real = [], selective._chunk_eigs
+    monkeypatch.setattr(selective, "_chunk_eigs", lambda dt_c, m, neg: seen.append(dt_c.shape[1]) or real(dt_c, m, neg))
+    args = _selective_inputs(*shape)
+    y, h = selective.selective_scan(*args, impl="torch", chunk=chunk)
+    assert seen == expected
+    y_ref, h_ref = selective.selective_scan(*args, impl="naive")
+    torch.testing.assert_close(y, y_ref, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(h, h_ref, rtol=1e-10, atol=1e-10)
+
+
+# ---------------------------------------------------------------- lrnn_scan: default_chunk
+
+
+@pytest.mark.parametrize("state_size", [1, 2, 3, 8, 64, 1000, 2**16, 2**17 + 3])
+def test_lrnn_default_chunk(state_size):
+    """Words up to 64 steps: one chunk; longer: the shortest C ≥ 64 with at most 2^16 state numbers of the word
+    per vectorized step ((T/C)·state_size ≤ 2^16), never past the word."""
+    for length in [*range(1, 200), 1000, 4095, 4096, 4097, 10**5, 10**6 + 1]:
+        got = lrnn_scan.default_chunk(length, state_size)
+        if length <= 64:
+            assert got == length
+            continue
+        assert 64 <= got <= length
+        if got < length:
+            assert length * state_size <= got * 2**16, (length, state_size, got)
+        if got > 64:
+            assert length * state_size > (got - 1) * 2**16, (length, state_size, got)
+
+
+def test_lrnn_scan_plans_by_the_word_and_its_state(monkeypatch):
+    """The chunk is planned from the word length and one state's size (n, or 2n numbers (re, im)), not the batch;
+    the carry over K chunks is planned again (length K)."""
+    seen, real = [], lrnn_scan.default_chunk
+    monkeypatch.setattr(
+        lrnn_scan, "default_chunk", lambda length, size: seen.append((length, size)) or real(length, size)
+    )
+    g = torch.Generator().manual_seed(0)
+    n, rows = 3, torch.randint(0, 4, (2, 70), generator=g)
+    lam, b, h0 = torch.rand(4, n, 2, generator=g) * 0.5, torch.randn(4, n, 2, generator=g), torch.randn(n, 2)
+    lrnn_scan.parallel_scan_diagonal(lam, b, rows, h0)
+    assert seen[0] == (70, 2 * n)
+    a, b, h0 = torch.rand(4, n, n, generator=g) * 0.5, torch.randn(4, n, generator=g), torch.randn(n)
+    seen.clear()
+    lrnn_scan.parallel_scan_lrnn(a, b, rows, h0)
+    assert seen[0] == (70, n)
+
+
+# ---------------------------------------------------------------- pd_scan: the chunk of torch_pd_scan
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 99, 100, 101])
+def test_pd_scan_chunks_of_about_sqrt_t(monkeypatch, length):
+    """C ≈ √T: the least C with C chunks of C steps covering T (C² ≥ T), so about 2√T sequential steps; the states
+    are the sequential recurrence's."""
+    seen, real = [], pd_scan._prefixes
+    monkeypatch.setattr(pd_scan, "_prefixes", lambda i, d, b: seen.append(tuple(b.shape)) or real(i, d, b))
+    g = torch.Generator().manual_seed(length)
+    bsz, n = 2, 3
+    idx = torch.stack([torch.stack([torch.randperm(n, generator=g) for _ in range(length)]) for _ in range(bsz)])
+    diag = torch.rand(bsz, length, n, generator=g, dtype=torch.float64) * 2 - 1
+    b = torch.randn(bsz, length, n, generator=g, dtype=torch.float64)
+    h0 = torch.randn(bsz, n, generator=g, dtype=torch.float64)
+    out = pd_scan.torch_pd_scan(idx, diag, b, h0)
+    c = seen[0][1]
+    assert c * c >= length and (c - 1) ** 2 < length, (length, c)
+    assert seen[0][0] == bsz * -(-length // c)
+    h, ref = h0, torch.empty_like(b)
+    for t in range(length):  # h_t[P_t[j]] = D_t[j] h_{t−1}[j] + b_t[P_t[j]]
+        h = torch.zeros_like(h).scatter(1, idx[:, t], diag[:, t] * h) + b[:, t]
+        ref[:, t] = h
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- delta_product: default_chunk
+
+
+def test_delta_product_default_chunk():
+    """A power of two in [16, 64] that depends on B·H·(dk + dv) alone: 64 up to 64, falling as 1/√(B·H·(dk + dv))
+    (within a factor √2 of 64·√(64/x)), never rising; 16 for wide batches."""
+    prev = 64
+    for x in range(1, 20_000):
+        got = delta_chunk.default_chunk(x, 1, 1, 0)
+        assert got in (16, 32, 64) and got <= prev, (x, got)
+        prev = got
+        if x <= 64:
+            assert got == 64, x
+        target = min(64.0, max(16.0, 64 * math.sqrt(64 / x)))
+        assert abs(math.log2(got / target)) <= 0.5 + 1e-12, (x, got)
+    for bsz, heads, dk, dv in [(1, 1, 1, 1), (2, 3, 5, 7), (4, 2, 16, 16), (7, 1, 3, 100), (8, 8, 32, 32)]:
+        x = bsz * heads * (dk + dv)
+        want = delta_chunk.default_chunk(x, 1, 1, 0)
+        for args in [(bsz, heads, dk, dv), (heads, bsz, dv, dk), (x, 1, 0, 1), (1, x, 1, 0)]:
+            assert delta_chunk.default_chunk(*args) == want, (args, want)
+    assert delta_chunk.default_chunk(0, 4, 8, 8) == 64  # no lanes: the overhead-bound end
+    assert delta_chunk.default_chunk(10**6, 1, 1, 1) == 16
