@@ -378,3 +378,28 @@ def test_delta_product_default_chunk():
             assert delta_chunk.default_chunk(*args) == want, (args, want)
     assert delta_chunk.default_chunk(0, 4, 8, 8) == 64  # no lanes: the overhead-bound end
     assert delta_chunk.default_chunk(10**6, 1, 1, 1) == 16
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_lrnn_logdepth_default_segments_of_2048_steps(monkeypatch, diagonal):
+    """The log-depth scans cut a word into segments of 2048 steps by default (memory B·S·n² per segment); the
+    states are the recurrence's across the segment boundary."""
+    name = "_scan_diagonal" if diagonal else "_scan_matrix"
+    seen, real = [], getattr(lrnn_scan, name)
+    monkeypatch.setattr(lrnn_scan, name, lambda a, b: seen.append(a.shape[1]) or real(a, b))
+    g = torch.Generator().manual_seed(5)
+    rows = torch.randint(0, 2, (1, 2050), generator=g)
+    if diagonal:  # (re, im) in the last dimension: unit-modulus eigenvalues keep the states bounded
+        theta = torch.rand(2, 2, generator=g, dtype=torch.float64)
+        lam = torch.stack([theta.cos(), theta.sin()], -1)
+        b, h0 = torch.randn(2, 2, 2, generator=g, dtype=torch.float64), torch.randn(2, 2, dtype=torch.float64)
+        out = lrnn_scan.logdepth_scan_diagonal(lam, b, rows, h0)
+        ref = lrnn_scan.parallel_scan_diagonal(lam, b, rows, h0)
+    else:  # rotations: bounded states
+        theta = torch.rand(2, generator=g, dtype=torch.float64)
+        a = torch.stack([torch.stack([theta.cos(), -theta.sin()], -1), torch.stack([theta.sin(), theta.cos()], -1)], 1)
+        b, h0 = torch.randn(2, 2, generator=g, dtype=torch.float64), torch.randn(2, dtype=torch.float64)
+        out = lrnn_scan.logdepth_scan_lrnn(a, b, rows, h0)
+        ref = lrnn_scan.parallel_scan_lrnn(a, b, rows, h0)
+    assert seen == [2048, 2]
+    torch.testing.assert_close(out, ref, rtol=1e-9, atol=1e-9)
