@@ -403,3 +403,27 @@ def test_lrnn_logdepth_default_segments_of_2048_steps(monkeypatch, diagonal):
         ref = lrnn_scan.parallel_scan_lrnn(a, b, rows, h0)
     assert seen == [2048, 2]
     torch.testing.assert_close(out, ref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("n_h", "chunk", "rows"), [(3, 10, 9), (3, 2, 3), (2, 64, 64), (1, 5, 5), (3, None, 63)])
+def test_delta_product_chunk_rounded_down_to_whole_tokens(monkeypatch, n_h, chunk, rows):
+    """``chunk`` delta steps per chunk (default: default_chunk, 64 for a small batch), rounded down to a multiple
+    of n_h, at least one token: the UT transform solves over that many rows, for ⌈T/tokens⌉ chunks; the outputs are
+    the naive recurrence's."""
+    from fsa2rnn.nn.ops.delta_product.naive import naive_delta_product
+
+    seen, real = [], torch.linalg.solve_triangular
+    monkeypatch.setattr(torch.linalg, "solve_triangular", lambda a, *r, **kw: seen.append(a.shape) or real(a, *r, **kw))
+    g = torch.Generator().manual_seed(n_h)
+    bsz, length, heads, dk, dv = 1, 11, 1, 2, 2
+    q = torch.randn(bsz, length, heads, dk, generator=g, dtype=torch.float64)
+    k = torch.nn.functional.normalize(
+        torch.randn(bsz, length, n_h, heads, dk, generator=g, dtype=torch.float64), dim=-1
+    )
+    v = torch.randn(bsz, length, n_h, heads, dv, generator=g, dtype=torch.float64)
+    beta = torch.rand(bsz, length, n_h, heads, generator=g, dtype=torch.float64)
+    o, s = delta_chunk.chunk_delta_product(q, k, v, beta, chunk=chunk)
+    assert seen[0][-1] == rows and seen[0][0] == -(-length // (rows // n_h)), seen[0]
+    o_ref, s_ref = naive_delta_product(q, k, v, beta)
+    torch.testing.assert_close(o, o_ref, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(s, s_ref, rtol=1e-10, atol=1e-10)
