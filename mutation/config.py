@@ -59,6 +59,10 @@ _MONOID = ["tests/fsa/test_monoid.py", "tests/fsa/test_green.py", "tests/fsa/tes
            "tests/fsa/test_cascade.py", "tests/fsa/test_group_budget.py",
            "tests/fsa/test_monoid_engine.py"]  # fmt: skip
 
+#: the planners of the scans (chunk and tile lengths) against their documented contracts
+_PLANS = "tests/nn/test_scan_plans.py"
+_NUMPY_PLANS = "tests/compiler/test_scan_plans.py"  # also: affine_scan chunks words as lrnn_scan does
+
 #: the table of work limits in docs/limits.md, read against the modules' MAX_… constants
 _LIMITS = "tests/contracts/test_documented_limits.py"
 
@@ -134,13 +138,19 @@ TESTS: dict[str, list[str]] = {
     "fsa/green.py": _MONOID,
     "fsa/dclasses.py": _MONOID,
     "fsa/holonomy.py": _MONOID,
-    "nn/ops/diag_scan/torch_scan.py": ["tests/nn/test_op_diag_scan.py", "tests/nn/test_op_selective_scan.py"],
-    "nn/ops/diag_scan/selective.py": ["tests/nn/test_op_selective_scan.py", "tests/nn/test_op_diag_scan.py"],
-    "nn/ops/lrnn_scan/torch_scan.py": ["tests/nn/test_lrnn_scan.py", "tests/nn/test_lrnn.py"],
-    "nn/ops/pd_scan/torch_scan.py": ["tests/nn/test_op_pd_scan.py", "tests/compiler/test_pdssm_target.py"],
-    "nn/ops/delta_product/chunk.py": ["tests/nn/test_op_delta_product.py"],
-    "compiler/scans/table_scan.py": ["tests/compiler/test_table_scan.py", "tests/nn/test_op_st_table_scan.py"],
-    "compiler/scans/affine_scan.py": ["tests/compiler/test_runtime.py", "tests/compiler/test_affine.py"],
+    "nn/ops/diag_scan/torch_scan.py": ["tests/nn/test_op_diag_scan.py", "tests/nn/test_op_selective_scan.py",
+        _PLANS],
+    "nn/ops/diag_scan/selective.py": ["tests/nn/test_op_selective_scan.py", "tests/nn/test_op_diag_scan.py",
+        _PLANS],
+    "nn/ops/lrnn_scan/torch_scan.py": ["tests/nn/test_lrnn_scan.py", "tests/nn/test_lrnn.py", _PLANS,
+                                       _NUMPY_PLANS],
+    "nn/ops/pd_scan/torch_scan.py": ["tests/nn/test_op_pd_scan.py", "tests/compiler/test_pdssm_target.py",
+        _PLANS],
+    "nn/ops/delta_product/chunk.py": ["tests/nn/test_op_delta_product.py", _PLANS],
+    "compiler/scans/table_scan.py": ["tests/compiler/test_table_scan.py", "tests/nn/test_op_st_table_scan.py",
+                                     _NUMPY_PLANS],
+    "compiler/scans/affine_scan.py": ["tests/compiler/test_runtime.py", "tests/compiler/test_affine.py",
+                                      _NUMPY_PLANS],
 }
 
 # a module's limits are read against docs/limits.md by one more test file
