@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from fsa2rnn.compiler import compile_householder
+from fsa2rnn.compiler import compile_diagonal, compile_householder
 from fsa2rnn.compiler.model import CompiledModel
 from fsa2rnn.compiler.targets.lrnn import exact as ex
 from fsa2rnn.compiler.targets.lrnn import gh
@@ -244,3 +244,29 @@ def test_realized_automaton_refuses_two_successors():
     st[2] = st[0]
     with pytest.raises(ModelFileError, match="two successors"):
         ex.realized_automaton(_edit(m, **{"readout.states": st}))
+
+
+def test_exact_code_with_a_single_code_point():
+    codes = np.array([[3, 4]])
+    keys, order = ex._row_index(codes)
+    assert ex._exact_code(codes, keys, order, np.array([[3, 4], [4, 3]])).tolist() == [0, -1]
+
+
+def test_diagonal_flipflop_layer():
+    """Flip-flop as one diagonal coordinate with modulus 0 (an integer orbit coordinate): symbols 0 and 1 reset to
+    codes 1 and 0 (λ = 0), symbol 2 holds (λ = 1). An exponent stored on a modulus-0 coordinate is not used: λ = 1
+    there whatever it says."""
+    a = resolve_spec("flipflop")
+    m = compile_diagonal(a)
+    assert m.tensors["L0.moduli"].tolist() == [0] and m.tensors["L0.reset"].tolist() == [1, 1, 0]
+    g = ex.exact_interpreter(m).configuration_graph()
+    assert g["classes"][0].tolist() == [ex.ZERO, ex.ZERO, ex.ORTHOGONAL]
+    exps = m.tensors["L0.exponents"].copy()
+    exps[2, 0] = 5
+    assert exact_check_ok(_edit(m, **{"L0.exponents": exps}), a)
+    cs = m.tensors["L0.code_states"].copy()
+    cs[1] = m.header["layers"][0]["n_states"]  # one past the last layer state
+    res = ex.exact_check(_edit(m, **{"L0.code_states": cs}), a)
+    assert not res["ok"] and "out of range" in res["failure"]
+    layer = ex.exact_interpreter(m).layers[0]
+    assert layer.decode(np.array([[0], [1], [7], [-1]])).tolist() == [0, 1, -1, -1]
