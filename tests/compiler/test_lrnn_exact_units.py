@@ -270,3 +270,18 @@ def test_diagonal_flipflop_layer():
     assert not res["ok"] and "out of range" in res["failure"]
     layer = ex.exact_interpreter(m).layers[0]
     assert layer.decode(np.array([[0], [1], [7], [-1]])).tolist() == [0, 1, -1, -1]
+
+
+def test_hash_readout_keys_must_be_sorted_and_distinct():
+    """S3's hash readout (width 3): an extra key that no permutation code has (6, between 5 and 7) is harmless; a
+    repeated key is refused."""
+    a = resolve_spec("S3")
+    m = compile_householder(a)
+    hk, hv = m.tensors["L0.hkeys"], m.tensors["L0.hvals"]
+    assert hk[:2].tolist() == [5, 7]
+    extra = {"L0.hkeys": np.insert(hk, 1, 6), "L0.hvals": np.insert(hv, 1, hv[0])}
+    assert exact_check_ok(_edit(m, **extra), a)
+    dup = hk.copy()
+    dup[1] = dup[0]
+    res = ex.exact_check(_edit(m, **{"L0.hkeys": dup}), a)
+    assert not res["ok"] and "hash readout keys" in res["failure"]
