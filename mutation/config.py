@@ -114,7 +114,7 @@ TESTS: dict[str, list[str]] = {
         "tests/realize/test_theorems.py",
         "tests/realize/test_theorem_mutants.py",
     ],
-    "compiler/targets/lrnn/exact.py": [*_EXACT, *_LRNN],
+    "compiler/targets/lrnn/exact.py": [*_EXACT, *_LRNN, "tests/compiler/test_lrnn_exact_units.py", _LIMITS],
     "compiler/targets/nfsm/exact.py": [*_EXACT, *_NFSM],
     "compiler/targets/affine/exact.py": [*_EXACT, "tests/compiler/test_affine.py"],
     "compiler/targets/pdssm/exact.py": [*_EXACT, "tests/compiler/test_pdssm_target.py"],
