@@ -136,7 +136,7 @@ TESTS: dict[str, list[str]] = {
                                                      "tests/compiler/test_runtime.py", *_EXACT],
     "fsa/monoid.py": _MONOID,
     "fsa/green.py": [*_MONOID, "tests/fsa/test_green_units.py"],
-    "fsa/dclasses.py": _MONOID,
+    "fsa/dclasses.py": [*_MONOID, "tests/fsa/test_dclasses_units.py"],
     "fsa/holonomy.py": _MONOID,
     "nn/ops/diag_scan/torch_scan.py": ["tests/nn/test_op_diag_scan.py", "tests/nn/test_op_selective_scan.py",
         _PLANS],
