@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("fsa", "compiler", "realize")
 #: constants that are derived from rows of nn/limits.py (the options' table of the same page), not limits of their own
 DERIVED = {"realize.lstar.MAX_QUERIES_LIMIT", "realize.lstar.MAX_SECONDS_LIMIT", "realize.lstar.MAX_DEPTH"}
-#: the names of limit constants: MAX_…, and the monoid's dense-table bound and hash retries
-LIMIT_NAME = r"^(MAX_[A-Z_]+|DENSE_LIMIT|HASH_RETRIES)\s*(?::[^=]+)?="
+#: the names of limit constants: MAX_…, the monoid's dense-table bound and hash retries, the D-classes' group cells
+LIMIT_NAME = r"^(MAX_[A-Z_]+|DENSE_LIMIT|HASH_RETRIES|GROUP_CELLS)\s*(?::[^=]+)?="
 
 
 def _rows() -> dict[str, str]:

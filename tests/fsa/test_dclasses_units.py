@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 
+from fsa2rnn.fsa import resolve_spec
+from fsa2rnn.fsa.automaton import Automaton
 from fsa2rnn.fsa.dclasses import GROUP_CELLS, green_classes
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.monoid import MAX_BYTES, TransitionMonoid, full_transformation_generators
@@ -92,3 +94,42 @@ def test_group_limit_at_its_boundary():
     assert g.size == m and g.number_of_D_classes == 1
     with pytest.raises(LimitExceededError):
         green_classes(_cycle(m), max_bytes=exact - 1)
+
+
+def _summaries_by_enumeration(source) -> list:
+    """The maximal subgroups' summaries from the enumerated monoid (fsa/green.py), ordered like green_classes'
+    (by rank, descending, then order)."""
+    subs = TransitionMonoid(source).green.maximal_subgroups
+    return sorted((s.summary for s in subs), key=lambda s: (-s.degree, s.order, s.name))
+
+
+@pytest.mark.parametrize("spec", ["S3", "flipflop", "parity", "Z5"])
+def test_subgroup_summaries_equal_the_enumerated_monoids(spec):
+    a = resolve_spec(spec)
+    by_classes = sorted(
+        (s.summary for s in green_classes(a).maximal_subgroups), key=lambda s: (-s.degree, s.order, s.name)
+    )
+    assert by_classes == _summaries_by_enumeration(a)
+
+
+def test_word_problem_subgroup_uses_its_natural_action():
+    # S3's word problem: 6 states acted on regularly, its declared action on 3 points: the summary is that action's
+    a = resolve_spec("S3")
+    assert a.n_states == 6 and a.action.shape[1] == 3
+    (h,) = green_classes(a).maximal_subgroups
+    assert (h.order, h.rank) == (6, 6)
+    assert h.summary.degree == 3 and h.summary.order == 6 and h.name == "S3"
+    (plain,) = green_classes(Automaton(a.transitions)).maximal_subgroups  # no declared action: the image's
+    assert plain.summary.degree == 6 and plain.name == "S3"
+
+
+def test_a_declared_action_of_another_group_is_not_used():
+    # parity (C2 on 2 states) declared with a 3-cycle as its action: C3 is not the monoid's group
+    (h,) = green_classes(Automaton([[1, 0]], action=[[1, 2, 0]])).maximal_subgroups
+    assert h.order == 2 and h.summary.order == 2 and h.summary.degree == 2 and h.name == "C2"
+
+
+def test_trivial_subgroups_are_c1():
+    # flip-flop: an aperiodic monoid, every maximal subgroup trivial
+    subs = green_classes(resolve_spec("flipflop")).maximal_subgroups
+    assert subs and all(s.order == 1 and s.summary.order == 1 and s.name == "C1" for s in subs)
