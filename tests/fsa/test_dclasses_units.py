@@ -11,7 +11,7 @@ import pytest
 
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.dclasses import GROUP_CELLS, green_classes
+from fsa2rnn.fsa.dclasses import CANONICAL_PRODUCTS, GROUP_CELLS, green_classes
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.monoid import MAX_BYTES, TransitionMonoid, full_transformation_generators
 
@@ -133,3 +133,26 @@ def test_trivial_subgroups_are_c1():
     # flip-flop: an aperiodic monoid, every maximal subgroup trivial
     subs = green_classes(resolve_spec("flipflop")).maximal_subgroups
     assert subs and all(s.order == 1 and s.summary.order == 1 and s.name == "C1" for s in subs)
+
+
+def _counts(g) -> tuple[int, ...]:
+    return (
+        g.size,
+        g.number_of_idempotents,
+        g.number_of_D_classes,
+        g.number_of_R_classes,
+        g.number_of_L_classes,
+        g.number_of_H_classes,
+    )
+
+
+@pytest.mark.parametrize("m", [33, 40])
+def test_groups_too_large_to_key_are_tested_one_d_class_at_a_time(m):
+    # C_m (m > 32: |G_λ|·|G_ρ| = m² > CANONICAL_PRODUCTS = 1024, and not symmetric) and a constant map: the unit
+    # group's D-class is placed by the double-coset test, not by a key; the enumeration decides
+    cycle = np.roll(np.arange(m), -1)
+    const = np.zeros(m, dtype=np.int64)
+    gens = np.stack([cycle, const])
+    assert m * m > CANONICAL_PRODUCTS
+    g = green_classes(gens)
+    assert _counts(g) == _counts(TransitionMonoid(gens))
