@@ -156,3 +156,13 @@ def test_groups_too_large_to_key_are_tested_one_d_class_at_a_time(m):
     assert m * m > CANONICAL_PRODUCTS
     g = green_classes(gens)
     assert _counts(g) == _counts(TransitionMonoid(gens))
+
+
+def test_len_and_repr_give_the_counts():
+    g = green_classes(resolve_spec("flipflop"))
+    m = TransitionMonoid(resolve_spec("flipflop"))
+    assert len(g) == g.size == m.size
+    assert repr(g) == (
+        f"GreenClasses(size={m.size}, D={m.number_of_D_classes}, R={m.number_of_R_classes}, "
+        f"L={m.number_of_L_classes}, H={m.number_of_H_classes})"
+    )
