@@ -11,7 +11,7 @@ import pytest
 
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.fsa.automaton import Automaton
-from fsa2rnn.fsa.dclasses import CANONICAL_PRODUCTS, GROUP_CELLS, green_classes
+from fsa2rnn.fsa.dclasses import CANONICAL_PRODUCTS, GROUP_CELLS, _act_on_images, _orbit, green_classes
 from fsa2rnn.fsa.errors import LimitExceededError
 from fsa2rnn.fsa.monoid import MAX_BYTES, TransitionMonoid, full_transformation_generators
 
@@ -166,3 +166,29 @@ def test_len_and_repr_give_the_counts():
         f"GreenClasses(size={m.size}, D={m.number_of_D_classes}, R={m.number_of_R_classes}, "
         f"L={m.number_of_L_classes}, H={m.number_of_H_classes})"
     )
+
+
+def _image_orbit_by_brute_force(gens: np.ndarray) -> set[frozenset[int]]:
+    """The images u({0..n−1}) for u in the monoid: breadth-first over sets."""
+    start = frozenset(range(gens.shape[1]))
+    seen, frontier = {start}, [start]
+    while frontier:
+        nxt = []
+        for a in frontier:
+            for g in gens:
+                b = frozenset(int(g[x]) for x in a)
+                if b not in seen:
+                    seen.add(b)
+                    nxt.append(b)
+        frontier = nxt
+    return seen
+
+
+def test_orbit_holds_exactly_its_limit_of_points():
+    # "LimitExceededError as soon as it passes `limit` points": an orbit of P points fits a limit of P, not P − 1
+    gens = np.array([[1, 2, 3, 0, 4], [0, 0, 2, 3, 4], [4, 1, 2, 3, 4]])
+    points = len(_image_orbit_by_brute_force(gens))
+    orbit = _orbit(np.ones(5, dtype=np.uint8), _act_on_images, gens, points, "image")
+    assert len(orbit.rows) == points
+    with pytest.raises(LimitExceededError, match=f"more than {points - 1:,} points"):
+        _orbit(np.ones(5, dtype=np.uint8), _act_on_images, gens, points - 1, "image")
