@@ -456,7 +456,7 @@ def test_preset_val_every_is_scaled_for_a_shortened_run_only(tmp_path):
                 assert preset_config(name, scale, steps=own["steps"]).val_every == cfg.val_every, (name, scale)
     assert preset_config("grazzi-parity", "small", steps=100).val_every == 100 // MIN_VALIDATIONS
     assert preset_config("grazzi-parity", "small", steps=100, val_every=250).val_every == 250
-    assert preset_config("grazzi-parity", "small", steps=5000).val_every == 250  # enough validations: kept
+    assert preset_config("grazzi-parity", "small", steps=5000).val_every == 100  # enough validations: kept
     assert preset_config("grazzi-parity", "small", steps=3).val_every == 1
     # the shortened run's curves get the validations: steps 2, 4, 6, 8
     out = tmp_path / "run"

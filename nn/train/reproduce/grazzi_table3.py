@@ -192,12 +192,17 @@ class GrazziTable3(Reproduction):
                     s = get_preset(preset_name).settings(scale, None)
                 except SpecError:
                     continue
+                kept = ""
+                if s.get("keep_best"):
+                    kept = ", ending on the weights validated best at the longest training length"
                 notes.append(
                     f"{preset_name} at this scale: {s['layers']} block(s) of width {s['d_model']}, "
                     f"{s.get('steps')} steps of {s.get('batch')} words, labels {s.get('labels') or 'answer'}, "
                     f"short convolutions {'on' if s.get('short_conv', True) else 'off'}, DeltaNet form "
-                    f"{s.get('delta_form') or 'fla'} (the authors: 100k steps of 1024 words, width 128, answer-only "
-                    "labels, short convolutions, fla's layer)."
+                    f"{s.get('delta_form') or 'fla'}"
+                    + kept
+                    + " (the authors: 100k steps of 1024 words, width 128, answer-only labels, short convolutions, "
+                    "fla's layer, the last step's weights)."
                     + (" The bracket task judges the answer only." if preset_name == "grazzi-modarith" else "")
                 )
         if scale == "tiny":
