@@ -36,6 +36,12 @@ def square(x: int) -> int:
     return x * x
 
 
+def slow_square(x: int) -> int:
+    """A run that lasts a second: while the pool notices a dead worker, the other worker is still on its first run."""
+    time.sleep(1.0)
+    return x * x
+
+
 def torch_threads() -> int:
     import torch
 
@@ -117,7 +123,7 @@ def test_the_pool_keeps_the_order_sets_threads_and_reports_a_failure_while_the_o
 
 def test_a_dead_worker_fails_its_run_and_the_runs_not_started_go_on(tmp_path):
     marker = tmp_path / "marker"
-    tasks = [Task("dies", die_once, (str(marker),)), *[Task(f"sq-{i}", square, (i,)) for i in range(6)]]
+    tasks = [Task("dies", die_once, (str(marker),)), *[Task(f"sq-{i}", slow_square, (i,)) for i in range(6)]]
     out = run_tasks(Launcher("local", 2), tasks, desc="t", progress=False)
     assert not out[0].ok and "worker process of the pool died" in out[0].error
     # a run stopped with the pool fails the same way; every other one finished
