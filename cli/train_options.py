@@ -109,6 +109,13 @@ _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ),
     ),
     (("--mlp-ratio",), dict(type=float, help="MLP width / d_model in every block; 0: no MLP (default 4).")),
+    (
+        ("--wrapper",),
+        dict(
+            help="The model around the layers: fsa2rnn (GELU MLP, PyTorch's init; default) or fla (fla's "
+            "DeltaNetForCausalLM, the Grazzi et al. runs' model: gated MLP, N(0, 0.02^2) init, no classifier bias)."
+        ),
+    ),
     (("--dropout",), dict(type=float, help="Dropout after the layer and the MLP (default 0).")),
     (("--train-length",), dict(help="Training lengths MIN..MAX, uniform (default: the task's, e.g. 3..40).")),
     (

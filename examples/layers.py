@@ -13,6 +13,7 @@ from fsa2rnn.compiler import compile_householder, compile_nfsm
 from fsa2rnn.fsa import resolve_spec
 from fsa2rnn.nn import ModelConfig, SequenceModel
 from fsa2rnn.nn.layers import LAYERS
+from fsa2rnn.nn.wrapper import WRAPPERS
 
 torch.manual_seed(0)
 rng = np.random.default_rng(0)
@@ -25,6 +26,21 @@ for name in LAYERS:
     assert ModelConfig.from_json(net.config.to_json()) == net.config
     n_params = sum(p.numel() for p in net.parameters())
     print(f"{name:13s} logits {tuple(net(ids).shape)}  parameters {n_params:6d}")
+
+# 1b. The model around the layers: fsa2rnn's block (GELU MLP, PyTorch's init) or fla's DeltaNetForCausalLM, the model
+# the Grazzi et al. runs train (gated MLP, N(0, 0.02²) init, no classifier bias; `fsa2rnn train --wrapper fla`).
+for wrapper in WRAPPERS:
+    net = SequenceModel(
+        3, 2, "deltanet", n_layers=2, d_model=128, layer_args={"heads": 4, "head_dim": 32}, wrapper=wrapper
+    )
+    mlp = net.blocks[0].mlp
+    kind = (
+        f"gated MLP of width {mlp.down.in_features}" if wrapper == "fla" else f"GELU MLP of width {mlp[0].out_features}"
+    )
+    print(
+        f"wrapper {wrapper}: {kind}, embedding std {net.embedding.weight.std():.3f}, "
+        f"classifier bias {net.classifier.bias is not None}, parameters {sum(p.numel() for p in net.parameters())}"
+    )
 
 # 2. Transitions per symbol: DeltaProduct with β ∈ [0, 2] reaches negative eigenvalues, β ∈ [0, 1] (n_h = 2) does not.
 for beta_range in ((0, 1), (0, 2)):

@@ -265,10 +265,12 @@ def default_train_max(task: str) -> int:
 
 def estimated_parameters(f: Mapping[str, Any]) -> int:
     """An upper estimate of a training run's parameters from its flags (resolved TrainConfig fields): per block
-    d² (4 + 2·mlp_ratio) for projections and MLP, 4·d·heads·head_dim for the keys, values, queries and gates of a
-    DeltaNet, 3·d·state_size for a diagonal layer, d·Σ d_i² for the NFSM's table logits."""
+    d² (4 + 2·mlp_ratio) for projections and MLP (fla's gated MLP, rounded up to 256 units: + 768·d),
+    4·d·heads·head_dim for the keys, values, queries and gates of a DeltaNet, 3·d·state_size for a diagonal layer,
+    d·Σ d_i² for the NFSM's table logits."""
     d, layers = int(f.get("d_model") or 64), int(f.get("layers") or 1)
-    per = d * d * (4 + 2 * float(f.get("mlp_ratio", 4.0)))
+    ratio = float(f.get("mlp_ratio", 4.0))
+    per = d * d * (4 + 2 * ratio) + (768 * d if ratio > 0 and f.get("wrapper") == "fla" else 0)
     heads = int(f.get("heads") or max(1, d // 32))
     per += 4 * d * heads * int(f.get("head_dim") or max(1, d // heads)) * int(f.get("n_h") or 1)
     per += 3 * d * int(f.get("state_size") or 64)

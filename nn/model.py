@@ -3,9 +3,10 @@ residual; norm, MLP, residual) → norm → per-position classifier, configured 
 that round-trips through JSON.
 
 A block is the pre-norm residual block of fla and Mamba: x ← x + layer(norm(x)), then x ← x + MLP(norm(x)) (no
-MLP when ``mlp_ratio`` is 0). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``, ``mamba``,
-``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``dlr-prod``, ``dss-exp``, ``nfsm``, ``lstm``, ``transformer``,
-``attention``) with ``layer_args`` as their keyword arguments. Every layer carries a state, so
+MLP when ``mlp_ratio`` is 0); ``wrapper`` picks the MLP and the initialisation around the layers (nn/wrapper.py:
+fsa2rnn's or fla's ``DeltaNetForCausalLM``). Layers come from nn/layers by name (``deltaproduct``, ``deltanet``,
+``mamba``, ``mamba-minus``, ``aussm``, ``pdssm``, ``dlr``, ``dlr-prod``, ``dss-exp``, ``nfsm``, ``lstm``,
+``transformer``, ``attention``) with ``layer_args`` as their keyword arguments. Every layer carries a state, so
 :meth:`SequenceModel.forward` can read a long word in chunks (``state=…, return_state=True``) and
 :meth:`SequenceModel.predictor` plugs a model into :func:`fsa2rnn.nn.lmax.failing_length`.
 :meth:`SequenceModel.from_compiled` loads compiled weights (nn/from_compiled.py).
@@ -34,6 +35,7 @@ from .layers import LAYERS, ConfigError, State, build_layer
 from .layers.plugin import PluginLayer, PluginModel, build, probe_layer, probe_model
 from .plugins import is_ref, load, plugin_record
 from .table_predict import NFSMTablePredictor, table_readable
+from .wrapper import WRAPPERS, init_fla, make_mlp, norm_eps
 
 NORMS = ("rms", "layer", "none")
 #: the answer readout's gap between the logits read and the logits set aside (e^−30: nothing in a softmax)
@@ -76,6 +78,9 @@ class ModelConfig:
     #: the answer readout (module docstring): {"token": the question token's id, "classes": the answers' count},
     #: the answers the last classes; None for none
     answer_readout: dict[str, int] | None = None
+    #: the model around the layers (nn/wrapper.py): ``fsa2rnn`` (GELU MLP, PyTorch's init) | ``fla`` (fla's
+    #: DeltaNetForCausalLM: gated MLP, N(0, 0.02²) init, no classifier bias)
+    wrapper: str = "fsa2rnn"
 
     def __post_init__(self) -> None:
         for name in ("vocab", "n_classes", "n_layers", "d_model"):
@@ -86,6 +91,8 @@ class ModelConfig:
             raise ConfigError(f"model config: layer {self.layer!r} is not one of {', '.join(LAYERS)}")
         if self.norm not in NORMS:
             raise ConfigError(f"model config: norm {self.norm!r} is not one of {', '.join(NORMS)}")
+        if self.wrapper not in WRAPPERS:
+            raise ConfigError(f"model config: wrapper {self.wrapper!r} is not one of {', '.join(WRAPPERS)}")
         if not isinstance(self.mlp_ratio, (int, float)) or isinstance(self.mlp_ratio, bool) or self.mlp_ratio < 0:
             raise ConfigError(f"model config: mlp_ratio must be a number ≥ 0, got {self.mlp_ratio!r}")
         if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
@@ -179,11 +186,11 @@ def with_identity_conv(net: SequenceModel, taps: int) -> SequenceModel:
     return out.train(net.training)
 
 
-def make_norm(kind: str, d: int) -> nn.Module:
+def make_norm(kind: str, d: int, eps: float | None = None) -> nn.Module:
     if kind == "rms":
-        return nn.RMSNorm(d)
+        return nn.RMSNorm(d, eps=eps)
     if kind == "layer":
-        return nn.LayerNorm(d)
+        return nn.LayerNorm(d) if eps is None else nn.LayerNorm(d, eps=eps)
     return nn.Identity()
 
 
@@ -193,16 +200,16 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d = cfg.d_model
-        self.norm1 = make_norm(cfg.norm, d)
+        eps = norm_eps(cfg.wrapper)
+        self.norm1 = make_norm(cfg.norm, d, eps)
         if is_ref(cfg.layer):  # a plug-in by import path (nn/plugins.py), behind its adapter
             self.layer: nn.Module = PluginLayer(cfg.layer, build(cfg.layer, d, **cfg.layer_args))
         elif not LAYERS.is_builtin(cfg.layer):  # a plug-in registered by name (an entry point, register_layer)
             self.layer = PluginLayer(cfg.layer, build_layer(cfg.layer, d, **cfg.layer_args))
         else:
             self.layer = build_layer(cfg.layer, d, **cfg.layer_args)
-        hidden = int(round(cfg.mlp_ratio * d))
-        self.norm2 = make_norm(cfg.norm, d) if hidden else None
-        self.mlp = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, d)) if hidden else None
+        self.mlp = make_mlp(cfg.wrapper, d, cfg.mlp_ratio)
+        self.norm2 = make_norm(cfg.norm, d, eps) if self.mlp is not None else None
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(
@@ -259,8 +266,11 @@ class SequenceModel(nn.Module):
         else:
             self.embedding = nn.Linear(cfg.input_dim, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
-        self.norm = make_norm(cfg.norm, cfg.d_model)
-        self.classifier = nn.Linear(cfg.d_model, cfg.n_classes)
+        self.norm = make_norm(cfg.norm, cfg.d_model, norm_eps(cfg.wrapper))
+        self.classifier = nn.Linear(cfg.d_model, cfg.n_classes, bias=cfg.wrapper != "fla")
+        if cfg.wrapper == "fla":
+            mlps = [b.mlp for b in self.blocks if b.mlp is not None]
+            init_fla(self.embedding, mlps, self.classifier, cfg.n_layers)
 
     @classmethod
     def from_config(cls, cfg: ModelConfig | dict[str, Any] | str) -> SequenceModel:

@@ -38,6 +38,7 @@ from ..model import ModelConfig, SequenceModel
 from ..plugins import FLA, check_ref, check_source, guard, is_ref, load, parse_args, plugin_record
 from ..tasks import Task, get_task, parse_length_range
 from ..tasks.base import SUPERVISIONS
+from ..wrapper import WRAPPERS
 from .checkpoint import load_checkpoint, restore
 from .init_from import init_model_config
 from .presets import ARCH_FLAGS
@@ -96,6 +97,8 @@ class TrainConfig:
     #: dlr/dlr-prod/dss-exp initialisation: default (the layer's) | atomic (the authors' atomic tasks); None: default
     dlr_init: str | None = None
     mlp_ratio: float = 4.0
+    #: the model around the layers (nn/wrapper.py): fsa2rnn | fla (fla's DeltaNetForCausalLM); None: fsa2rnn
+    wrapper: str | None = None
     dropout: float = 0.0
     train_length: str | None = None
     #: the judged positions: answer | dense (None: the task's own supervision; nn/tasks/base.py)
@@ -197,6 +200,8 @@ class TrainConfig:
             raise SpecError(f"--labels must be one of {', '.join(SUPERVISIONS)}, got {self.labels!r}")
         if self.delta_form is not None and self.delta_form not in DELTA_FORMS:
             raise SpecError(f"--delta-form must be one of {', '.join(DELTA_FORMS)}, got {self.delta_form!r}")
+        if self.wrapper is not None and self.wrapper not in WRAPPERS:
+            raise SpecError(f"--wrapper must be one of {', '.join(WRAPPERS)}, got {self.wrapper!r}")
         if self.dlr_init is not None and self.dlr_init not in DLR_INITS:
             raise SpecError(f"--dlr-init must be one of {', '.join(DLR_INITS)}, got {self.dlr_init!r}")
         defaults = {f.name: f.default for f in fields(self)}
@@ -399,6 +404,7 @@ def model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         d_model=d,
         layer_args=args,
         mlp_ratio=cfg.mlp_ratio,
+        wrapper=cfg.wrapper or "fsa2rnn",
         dropout=cfg.dropout,
         input_dim=task.vocab_size if regression else None,
         answer_readout=getattr(task, "answer_readout", None),
@@ -426,6 +432,7 @@ def plugin_model_config(cfg: TrainConfig, task: Task) -> ModelConfig:
         d_model=cfg.d_model,
         layer_args=args,
         mlp_ratio=cfg.mlp_ratio,
+        wrapper=cfg.wrapper or "fsa2rnn",
         dropout=cfg.dropout,
         input_dim=task.vocab_size if regression else None,
         plugin=record,

@@ -30,7 +30,7 @@ from .runfiles import stream_seed
 
 #: TrainConfig fields the compiled model determines
 ARCH_FIELDS = ("model", "eig", "n_h", "layers", "d_model", "heads", "head_dim", "state_size", "nfsm_heads",
-               "short_conv", "delta_form", "mlp_ratio", "dropout")  # fmt: skip
+               "short_conv", "delta_form", "mlp_ratio", "wrapper", "dropout")  # fmt: skip
 #: initialization settings, meaningless with compiled weights
 INIT_FIELDS = ("nfsm_identity", "nfsm_readout_std")
 _NOISE_STREAM = 4

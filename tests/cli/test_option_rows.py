@@ -60,6 +60,7 @@ ROWS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("train", "--eig"): ((*_TRAIN, "--eig", "x"), "--eig"),
     ("train", "--delta-form"): ((*_TRAIN, "--delta-form", "x"), "delta"),
     ("train", "--dlr-init"): ((*_TRAIN, "--model", "dlr", "--dlr-init", "x"), "--dlr-init must be one of"),
+    ("train", "--wrapper"): ((*_TRAIN, "--wrapper", "x"), "--wrapper must be one of fsa2rnn, fla"),
     ("train", "--labels"): ((*_TRAIN, "--labels", "x"), "labels"),
     ("train", "--loss"): ((*_TRAIN, "--loss", "x"), "loss"),
     ("train", "--arm"): ((*_TRAIN, "--model", "nfsm", "--arm", "x"), "--arm must be one of"),

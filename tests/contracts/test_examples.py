@@ -21,15 +21,22 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 #: lines an example must print (its claims, checked)
 CLAIMS = {
-    "layers.py": ["states right on a word of length 10^4: True", "in chunks of 1024: True"],
+    "layers.py": [
+        "states right on a word of length 10^4: True",
+        "in chunks of 1024: True",
+        "wrapper fla: gated MLP of width 512, embedding std 0.02",
+        "wrapper fsa2rnn: GELU MLP of width 512",
+    ],
     "robustness.py": [
         "S5 householder: not_robust (Theorem 4.1 (i))",
         "L_max(η=0.001) = 588 (r/η = 588)",
         "NFSM M11 at 0.9·η*: robust",
     ],
     "compare.py": ["extracted 2 states (exact tables), relation: isomorphic"],
-    "lstar.py": ["parity · deltanet [−1, 1]: learned 2 states, relation to the target: isomorphic, to the white-box "
-                 "extraction (2 states): isomorphic"],
+    "lstar.py": [
+        "parity · deltanet [−1, 1]: learned 2 states, relation to the target: isomorphic, to the white-box "
+        "extraction (2 states): isomorphic"
+    ],
     "baselines.py": ["verified True; states right on words of length 1000: True", "states right on length 500: True"],
     "parallel_table.py": ["per-run figures equal: True"],
     "your_own_model.py": ["white-box extraction:", "token accuracy at 10, 40:"],

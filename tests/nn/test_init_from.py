@@ -77,6 +77,7 @@ def test_training_from_the_compiled_parity_keeps_accuracy(models, tmp_path):
 @pytest.mark.parametrize("args,phrase", [
     (["--d-model", "32"], "conflicts with --init-from"),
     (["--model", "nfsm"], "conflicts with --init-from"),
+    (["--wrapper", "fla"], "--wrapper fla conflicts with --init-from"),
     (["--init-noise", "-1"], "'--init-noise': -1.0 is outside its limit [0, 1,000]"),
 ])  # fmt: skip
 def test_bad_init_from_is_one_line(models, tmp_path, args, phrase):

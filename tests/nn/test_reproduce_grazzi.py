@@ -138,3 +138,15 @@ def test_s5_tiny_end_to_end(tmp_path):
     md = (out / "table.md").read_text()
     assert "| tokens4 | DeltaNet [−1, 1] | 1 · 64 |" in md and S5_PAPER["tokens4"] in md
     assert "| tokens4 | DeltaNet [−1, 1] | 42 | 64 / 128 |" in md  # every seed, in the second table
+
+
+def test_table3_notes_say_which_presets_end_on_their_best_weights():
+    rep = get_reproduction("grazzi-table3")
+    assert get_preset("grazzi-parity").settings("small", "deltanet").get("keep_best") is True
+    assert not get_preset("grazzi-modarith").settings("small", "deltanet").get("keep_best")
+    lines = {p: [n for n in rep.notes("small") if n.startswith(f"{p} at this scale")] for p in
+             ("grazzi-parity", "grazzi-modarith")}  # fmt: skip
+    assert len(lines["grazzi-parity"]) == 1 and len(lines["grazzi-modarith"]) == 1
+    assert "ending on the weights validated best at the longest training length" in lines["grazzi-parity"][0]
+    assert "validated best" not in lines["grazzi-modarith"][0]
+    assert all("the last step's weights" in v[0] for v in lines.values())  # the authors' loop, beside
