@@ -11,9 +11,8 @@ import torch
 
 from fsa2rnn.compiler import compile_householder, compile_nfsm
 from fsa2rnn.fsa import resolve_spec
-from fsa2rnn.nn import ModelConfig, SequenceModel
+from fsa2rnn.nn import WRAPPERS, ModelConfig, SequenceModel
 from fsa2rnn.nn.layers import LAYERS
-from fsa2rnn.nn.wrapper import WRAPPERS
 
 torch.manual_seed(0)
 rng = np.random.default_rng(0)

@@ -18,6 +18,7 @@ _NAMES = {
     "run_options": ("compiled", "run_options"),
     "SequenceModel": ("model", "SequenceModel"),
     "ModelConfig": ("model", "ModelConfig"),
+    "WRAPPERS": ("wrapper", "WRAPPERS"),
     "accuracy_at_lengths": ("metrics", "accuracy_at_lengths"),
     "failing_length": ("lmax", "failing_length"),
 }
