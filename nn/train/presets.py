@@ -207,8 +207,8 @@ PRESETS: dict[str, Preset] = {
             "authors' loop saves the last step's): 3.5-6 minutes on the 2-core CPU (chosen on seeds 45-47). "
             "Measured on seeds it was not chosen on (docs/grazzi.md): DeltaNet [-1, 1] 0.812, 0.914, 0.832 (51-53), "
             "0.738, 0.020, 0.863 (54-56), 0.977, 0.949, 0.809 (42-44), 0.980, 0.883, 0.949, 0.023 (59, 62-64): >= 0.9 "
-            "in 5 of 13, the others exact on 3..40 "
-            "and drifting from 128 on, or not learned; [0, 1] at chance in every seed."
+            "in 5 of 13, the others exact on 3..40 and drifting from 128 on, or not learned; [0, 1] at chance in "
+            "every seed."
         ),
     ),
     "grazzi-modarith": Preset(
